@@ -1,0 +1,45 @@
+# lakeinlet: `make demo` and `make test` do all the set-up on a machine with Python 3.11+ and Java 17.
+PYTHON ?= python3
+VENV   ?= .venv
+JARS   ?= .jars
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+export LAKEINLET_JARS := $(abspath $(JARS))
+export PYSPARK_PYTHON := $(abspath $(BIN)/python)
+export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
+
+.PHONY: install jars demo test lint unit bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "lakeinlet needs Python 3.11 or newer, found " + sys.version'
+	@command -v java >/dev/null || { echo "Java 17 is needed for Spark: install a JDK (e.g. apt-get install openjdk-17-jre-headless)"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
+	@touch $@
+
+jars: $(JARS)/hadoop-aws-3.3.1.jar
+
+$(JARS)/hadoop-aws-3.3.1.jar: | $(STAMP)
+	$(BIN)/python -m lakeinlet.jars --dest $(JARS)
+
+demo: install jars
+	$(BIN)/python -m lakeinlet.demo
+
+lint: install
+	$(BIN)/ruff check core sources incremental tests bench
+	$(BIN)/mypy core sources incremental
+
+test: install jars lint
+	$(BIN)/python -m pytest
+
+unit: install
+	$(BIN)/python -m pytest -m unit
+
+bench: install jars
+	$(BIN)/python bench/poller.py
+
+clean:
+	rm -rf $(VENV) $(JARS) .pytest_cache .mypy_cache .ruff_cache

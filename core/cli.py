@@ -1,0 +1,117 @@
+"""`lakeinlet`: the embedded local stack (`local up|down|status`), jar fetching, config reference.
+
+The two jobs have their own commands: `lakeinlet-poll` (event source) and `lakeinlet-load`
+(incremental loader).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from lakeinlet import emulator
+
+STATE_FILE = "local.json"
+
+
+def _state_path(state_dir: str) -> Path:
+    return Path(state_dir) / STATE_FILE
+
+
+def local_up(args: argparse.Namespace) -> int:
+    """Start a moto server in the background on 127.0.0.1 and provision the stack."""
+    path = _state_path(args.state_dir)
+    if path.exists():
+        print(f"a local stack is already recorded in {path}; run `lakeinlet local down` first",
+              file=sys.stderr)
+        return 2
+    path.parent.mkdir(parents=True, exist_ok=True)
+    server = emulator.MotoServer(args.port, log=str(path.parent / "moto.log"))
+    try:
+        server.start()
+    except RuntimeError as exc:
+        print(f"{exc}; see {path.parent / 'moto.log'}", file=sys.stderr)
+        return 1
+    for name, value in emulator.TEST_CREDENTIALS.items():
+        os.environ.setdefault(name, value)
+    stack = emulator.provision(server.endpoint, bucket=args.bucket, queue=args.queue,
+                               via_sns=args.via_sns, raw_delivery=args.raw_delivery)
+    path.write_text(json.dumps({"pid": server.pid, "stack": json.loads(stack.to_json())}, indent=2))
+    print(stack.to_json())
+    print(f"\nexport AWS_ENDPOINT_URL={server.endpoint} AWS_ACCESS_KEY_ID=testing "
+          f"AWS_SECRET_ACCESS_KEY=testing AWS_DEFAULT_REGION={stack.region}", file=sys.stderr)
+    return 0
+
+
+def local_down(args: argparse.Namespace) -> int:
+    """Stop the background moto server recorded by `local up` (its data is gone with it)."""
+    path = _state_path(args.state_dir)
+    if not path.exists():
+        print(f"no local stack is running (nothing recorded in {path})", file=sys.stderr)
+        return 0
+    pid = json.loads(path.read_text())["pid"]
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    path.unlink()
+    print(f"stopped moto server (pid {pid})")
+    return 0
+
+
+def local_status(args: argparse.Namespace) -> int:
+    path = _state_path(args.state_dir)
+    if not path.exists():
+        print("no local stack is running")
+        return 1
+    print(path.read_text())
+    return 0
+
+
+def config_reference(args: argparse.Namespace) -> int:
+    """Print the configuration reference of both jobs as Markdown (it is generated from code)."""
+    from lakeinlet.config import reference_markdown
+    from lakeinlet.incremental.settings import LoaderConfig
+    from lakeinlet.sources.settings import SourceConfig
+
+    print(reference_markdown(SourceConfig, "Event source (`lakeinlet-poll`)"))
+    print(reference_markdown(LoaderConfig, "Incremental loader (`lakeinlet-load`)"))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakeinlet", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    local = sub.add_parser("local", help="the embedded local stack (moto on 127.0.0.1)")
+    lsub = local.add_subparsers(dest="action", required=True)
+    up = lsub.add_parser("up", help="start moto and provision bucket, queue, DLQ, notification")
+    up.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    up.add_argument("--bucket", default="lakeinlet-landing", help="bucket to create")
+    up.add_argument("--queue", default="lakeinlet-events", help="queue name (the DLQ is <name>-dlq)")
+    up.add_argument("--via-sns", action="store_true", help="route S3 → SNS → SQS")
+    up.add_argument("--raw-delivery", action="store_true", help="with --via-sns: raw delivery")
+    up.set_defaults(func=local_up)
+    for name, func, text in (("down", local_down, "stop the local stack"),
+                             ("status", local_status, "show what `up` recorded")):
+        lsub.add_parser(name, help=text).set_defaults(func=func)
+    for p in lsub.choices.values():
+        p.add_argument("--state-dir", default=".lakeinlet", help="where `up` records the stack")
+    jars = sub.add_parser("jars", help="fetch the s3a jars from PyPI into a folder")
+    jars.add_argument("--dest", default=".jars")
+    jars.set_defaults(func=lambda a: __import__("lakeinlet.jars").jars.main(["--dest", a.dest]))
+    ref = sub.add_parser("config-reference", help="print both jobs' configuration as Markdown")
+    ref.set_defaults(func=config_reference)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,31 @@
+"""The error tree: every lakeinlet error is transient (retry may help) or terminal (it will not)."""
+
+from __future__ import annotations
+
+
+class LakeinletError(Exception):
+    """Base of every error lakeinlet raises on purpose."""
+
+
+class TransientError(LakeinletError):
+    """A failure that may succeed when retried: throttling, a timeout, a dropped connection."""
+
+
+class TerminalError(LakeinletError):
+    """A failure that retrying cannot fix: bad configuration, access denied, a missing table."""
+
+
+class ConfigError(TerminalError):
+    """The configuration is invalid; `problems` lists every problem found, not just the first."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("invalid configuration:\n  - " + "\n  - ".join(self.problems))
+
+
+class EnvelopeError(TerminalError):
+    """A queue message body is not an event envelope lakeinlet understands (a poison message)."""
+
+
+class CommitConflict(TransientError):
+    """Another writer committed the same table version first; re-plan and try again."""

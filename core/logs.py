@@ -1,0 +1,53 @@
+"""Structured logging shared by both jobs: one line per batch, text or JSON (`--log-format`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+_FIELDS = "lakeinlet_fields"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, and the record's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(), "logger": record.name, "event": record.getMessage(),
+        }
+        doc.update(getattr(record, _FIELDS, {}))
+        if record.exc_info:
+            doc["error"] = self.formatException(record.exc_info)
+        return json.dumps(doc, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """`time level logger event k=v k=v` for people reading a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        head = f"{self.formatTime(record, '%H:%M:%S')} {record.levelname:<7} {record.name}: "
+        fields = getattr(record, _FIELDS, {})
+        tail = " ".join(f"{k}={v}" for k, v in fields.items())
+        text = head + record.getMessage() + (" " + tail if tail else "")
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+def setup(fmt: str = "text", level: str = "INFO") -> None:
+    """Configure the root `lakeinlet` logger to write to stderr in `fmt` ("text" or "json")."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    root = logging.getLogger("lakeinlet")
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    root.propagate = False
+
+
+def event(logger: logging.Logger, name: str, level: int = logging.INFO, **fields: Any) -> None:
+    """Log one structured event: `name` is the message, `fields` become keys (JSON) or k=v."""
+    logger.log(level, name, extra={_FIELDS: fields})
