@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from lakeinlet.config import setting
 
 _FIELDS = "lakeinlet_fields"
 
@@ -51,3 +54,13 @@ def setup(fmt: str = "text", level: str = "INFO") -> None:
 def event(logger: logging.Logger, name: str, level: int = logging.INFO, **fields: Any) -> None:
     """Log one structured event: `name` is the message, `fields` become keys (JSON) or k=v."""
     logger.log(level, name, extra={_FIELDS: fields})
+
+
+@dataclass(frozen=True)
+class LogSection:
+    """Logging: one structured line per batch, for people (text) or log pipelines (json)."""
+
+    log_format: str = setting("text", "Log line format: `text` (k=v) or `json` (one object a line).",
+                              choices=("text", "json"))
+    log_level: str = setting("INFO", "Log level: DEBUG, INFO, WARNING or ERROR.",
+                             choices=("DEBUG", "INFO", "WARNING", "ERROR"))
