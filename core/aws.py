@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 import boto3
 from botocore.config import Config as BotoConfig
+
 from lakeinlet.config import setting
 
 
