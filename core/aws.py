@@ -44,8 +44,9 @@ def client(service: str, aws: AwsSection, **extra: Any) -> Any:
                      max_pool_connections=extra.pop("max_pool_connections", 32))
     if service == "s3" and aws.endpoint_url:
         cfg = cfg.merge(BotoConfig(s3={"addressing_style": "path"}))
-    return boto3.session.Session().client(
-        service, region_name=aws.region, endpoint_url=aws.endpoint_url or None, config=cfg, **extra)
+    session: Any = boto3.session.Session()  # typed loosely: `service` is a runtime string
+    return session.client(service, region_name=aws.region, endpoint_url=aws.endpoint_url or None,
+                          config=cfg, **extra)
 
 
 def storage_options(aws: AwsSection, table_uri: str) -> dict[str, str] | None:
