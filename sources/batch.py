@@ -1,0 +1,74 @@
+"""One open poll batch: messages parsed as they arrive into changelog rows and handles to ack."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from lakeinlet.errors import EnvelopeError
+from lakeinlet.events import ReceivedEvent
+from lakeinlet.sources.envelopes import EventFilter, parse
+from lakeinlet.sources.ports import Message
+
+
+@dataclass
+class OpenBatch:
+    """Everything one changelog commit will hold, and the messages acknowledged after it.
+
+    `ack` holds every parsed message (with or without rows); poison messages (EnvelopeError)
+    are kept apart: they are never acknowledged, so SQS's redrive moves them to the DLQ.
+    """
+
+    poll_batch: str
+    event_filter: EventFilter
+    opened_at: float | None = None
+    rows: list[ReceivedEvent] = field(default_factory=list)
+    ack: list[str] = field(default_factory=list)
+    poison: list[str] = field(default_factory=list)
+    first_poison_error: str | None = None
+    events: int = 0
+    test_events: int = 0
+    unwanted: int = 0
+    foreign: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def messages(self) -> int:
+        return len(self.ack) + len(self.poison)
+
+    @property
+    def skipped(self) -> int:
+        """Events (and test messages) acknowledged without a row."""
+        return self.test_events + self.unwanted + sum(self.foreign.values())
+
+    def add(self, msg: Message, received_at: datetime, now: float) -> None:
+        """Parse one message into rows (or record it as poison)."""
+        if self.opened_at is None:
+            self.opened_at = now
+        try:
+            envelope = parse(msg.body, msg.message_id)
+        except EnvelopeError as exc:
+            self.poison.append(msg.receipt_handle)
+            self.first_poison_error = self.first_poison_error or str(exc)
+            return
+        self.ack.append(msg.receipt_handle)
+        if not envelope.events:
+            self.test_events += 1
+        for event in envelope.events:
+            self.events += 1
+            if not self.event_filter.bucket_allowed(event):
+                self.foreign[event.bucket] += 1
+            elif not self.event_filter.type_wanted(event):
+                self.unwanted += 1
+            else:
+                self.rows.append(ReceivedEvent(event, msg.message_id, received_at, self.poll_batch))
+
+    def due(self, now: float, batch_size: int, batch_seconds: float) -> bool:
+        """Full (batch_size rows or messages) or old (batch_seconds since its first message)."""
+        if self.opened_at is None:
+            return False
+        full = len(self.rows) >= batch_size or len(self.ack) >= batch_size
+        return full or now - self.opened_at >= batch_seconds
+
+    def seconds_left(self, now: float, batch_seconds: float) -> float | None:
+        return None if self.opened_at is None else self.opened_at + batch_seconds - now

@@ -1,0 +1,132 @@
+"""Queue message bodies → ObjectEvents, for every envelope S3 events arrive in.
+
+S3 → SQS and S3 → SNS (raw delivery) carry the S3 notification itself; S3 → SNS (wrapped)
+carries it as a JSON string in `Message`; EventBridge carries one event in `detail`. Keys are
+decoded here, once, per envelope: S3 notifications URL-encode keys (`quote_plus`: a space
+becomes `+`), EventBridge events carry the key as stored, so decoding it would corrupt `+`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import unquote_plus
+
+from lakeinlet.errors import EnvelopeError
+from lakeinlet.events import ObjectEvent
+
+TEST_EVENT = "s3:TestEvent"
+EVENTBRIDGE_CREATED = {"PutObject": "Put", "CopyObject": "Copy", "PostObject": "Post",
+                       "CompleteMultipartUpload": "CompleteMultipartUpload"}
+EVENTBRIDGE_DELETED = {"Delete Marker Created": "DeleteMarkerCreated",
+                       "Permanently Deleted": "Delete"}
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """What one message held: its envelope kind and its object events (none for a test event)."""
+
+    kind: str
+    events: tuple[ObjectEvent, ...]
+
+
+def parse(body: str, message_id: str = "?") -> Envelope:
+    """Parse one message body.
+
+    Raises:
+        EnvelopeError: the body is not JSON, or not an S3 event in an envelope known here.
+    """
+    doc = _json(body, message_id)
+    if isinstance(doc, dict) and doc.get("Type") == "Notification" and "Message" in doc:
+        inner = _json(doc["Message"], message_id)
+        return _s3_notification(inner, "sns", message_id)
+    if isinstance(doc, dict) and doc.get("source") == "aws.s3" and "detail" in doc:
+        return Envelope("eventbridge", (_eventbridge(doc, message_id),))
+    return _s3_notification(doc, "s3", message_id)
+
+
+def _json(text: Any, message_id: str) -> Any:
+    if not isinstance(text, str):
+        raise EnvelopeError(f"message {message_id}: expected a JSON string, found {type(text).__name__}")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise EnvelopeError(f"message {message_id}: body is not JSON ({exc}): {text[:80]!r}") from exc
+
+
+def _s3_notification(doc: Any, kind: str, message_id: str) -> Envelope:
+    if isinstance(doc, dict) and doc.get("Event") == TEST_EVENT:
+        return Envelope(kind, ())
+    records = doc.get("Records") if isinstance(doc, dict) else None
+    if not isinstance(records, list) or not records:
+        found = sorted(doc)[:6] if isinstance(doc, dict) else type(doc).__name__
+        raise EnvelopeError(f"message {message_id}: expected an S3 event (`Records`, an SNS "
+                            f"notification or an EventBridge event), found {found}")
+    return Envelope(kind, tuple(_record(r, kind, message_id) for r in records))
+
+
+def _record(rec: Any, kind: str, message_id: str) -> ObjectEvent:
+    try:
+        obj, source = rec["s3"]["object"], rec.get("eventSource", "aws:s3")
+        if source != "aws:s3":
+            raise EnvelopeError(f"message {message_id}: expected eventSource aws:s3, found {source!r}")
+        return ObjectEvent(
+            bucket=str(rec["s3"]["bucket"]["name"]), key=unquote_plus(str(obj["key"])),
+            event_name=str(rec["eventName"]).removeprefix("s3:"),
+            event_time=_time(rec["eventTime"]), size=_int(obj.get("size")), etag=obj.get("eTag"),
+            version_id=obj.get("versionId") or None, sequencer=obj.get("sequencer") or None,
+            region=rec.get("awsRegion") or None, envelope=kind)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EnvelopeError(f"message {message_id}: S3 record without a valid {exc}") from exc
+
+
+def _eventbridge(doc: dict[str, Any], message_id: str) -> ObjectEvent:
+    try:
+        detail, obj = doc["detail"], doc["detail"]["object"]
+        return ObjectEvent(
+            bucket=str(detail["bucket"]["name"]), key=str(obj["key"]),
+            event_name=_eventbridge_name(str(doc["detail-type"]), detail),
+            event_time=_time(doc["time"]), size=_int(obj.get("size")), etag=obj.get("etag"),
+            version_id=obj.get("version-id") or None, sequencer=obj.get("sequencer") or None,
+            region=doc.get("region") or None, envelope="eventbridge")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EnvelopeError(f"message {message_id}: EventBridge S3 event without a valid {exc}") from exc
+
+
+def _eventbridge_name(detail_type: str, detail: dict[str, Any]) -> str:
+    """Map EventBridge's detail-type to the S3 notification event name (one vocabulary)."""
+    if detail_type == "Object Created":
+        return "ObjectCreated:" + EVENTBRIDGE_CREATED.get(str(detail.get("reason")), "Put")
+    if detail_type == "Object Deleted":
+        return "ObjectRemoved:" + EVENTBRIDGE_DELETED.get(str(detail.get("deletion-type")), "Delete")
+    return "EventBridge:" + detail_type.replace(" ", "")
+
+
+def _time(text: Any) -> datetime:
+    ts = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    if ts.tzinfo is None:
+        raise ValueError("eventTime (no time zone)")
+    return ts
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Which events become changelog rows: a bucket allow-list and event-name prefixes.
+
+    An empty allow-list accepts every bucket (the queue policy is then the only gate).
+    """
+
+    buckets: frozenset[str] = frozenset()
+    event_prefixes: tuple[str, ...] = ("ObjectCreated:", "ObjectRemoved:")
+
+    def bucket_allowed(self, event: ObjectEvent) -> bool:
+        return not self.buckets or event.bucket in self.buckets
+
+    def type_wanted(self, event: ObjectEvent) -> bool:
+        return event.event_name.startswith(self.event_prefixes)

@@ -1,0 +1,255 @@
+"""The poll loop: receivers → one changelog commit per batch → deletes. Pure orchestration.
+
+Guarantee 1 (DESIGN.md): a message is deleted only after the commit holding its rows succeeded.
+Everything that talks to SQS or Delta comes in as a collaborator (see `ports`).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue as stdlib_queue
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from lakeinlet import logs
+from lakeinlet.errors import TransientError
+from lakeinlet.sources.acks import Acker
+from lakeinlet.sources.batch import OpenBatch
+from lakeinlet.sources.envelopes import EventFilter
+from lakeinlet.sources.ports import Changelog, Message, Queue
+from lakeinlet.sources.visibility import VisibilityKeeper
+
+log = logging.getLogger("lakeinlet.sources.poller")
+
+
+class InjectedCrash(RuntimeError):
+    """Raised by a crash point in tests: the process "dies" at a named step."""
+
+
+def crash_at(step: str) -> Callable[[str], None]:
+    """A crash hook that raises InjectedCrash when the poller reaches `step`
+    (`before_commit`, `after_commit`, `after_delete`)."""
+    def hook(reached: str) -> None:
+        if reached == step:
+            raise InjectedCrash(f"injected crash at {step}")
+    return hook
+
+
+@dataclass(frozen=True)
+class PollerSettings:
+    """The poller's knobs (built from `SourceConfig`; see its docs for the effects)."""
+
+    source_id: str = "lakeinlet"
+    wait_seconds: int = 20
+    visibility_timeout: int = 120
+    receivers: int = 4
+    batch_size: int = 1000
+    batch_seconds: float = 10.0
+    until_empty: bool = False
+    delete_attempts: int = 3
+    event_filter: EventFilter = field(default_factory=EventFilter)
+
+
+@dataclass
+class RunSummary:
+    """Counts for the whole run (the final summary line)."""
+
+    batches: int = 0
+    commits: int = 0
+    messages: int = 0
+    events: int = 0
+    rows: int = 0
+    acked: int = 0
+    skipped: int = 0
+    foreign: int = 0
+    poison: int = 0
+    first_poison_error: str | None = None
+    delete_failures: int = 0
+    last_version: int | None = None
+    seconds: float = 0.0
+
+
+class Poller:
+    """Receives from `queue`, commits each batch to `changelog`, then deletes its messages."""
+
+    def __init__(self, *, queue: Queue, changelog: Changelog, settings: PollerSettings,
+                 clock: Callable[[], float] = time.monotonic,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 crash: Callable[[str], None] = lambda step: None) -> None:
+        self._queue, self._changelog, self.settings = queue, changelog, settings
+        self._clock, self._now, self._crash = clock, now, crash
+        self._keeper = VisibilityKeeper(queue, settings.visibility_timeout, clock)
+        self._acker = Acker(queue, settings.delete_attempts)
+        depth = max(4, settings.batch_size // 10 + 2 * settings.receivers)
+        self._inbox: stdlib_queue.Queue[tuple[list[Message], datetime]] = stdlib_queue.Queue(depth)
+        self._stop = threading.Event()
+        self._receiving = threading.Event()
+        self._closing = threading.Event()
+        self._lock = threading.Lock()
+        self._empty_streak = 0
+        self._failure: BaseException | None = None
+        self._run_id = f"{now().strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
+        self._seq = 0
+        self.summary = RunSummary()
+
+    def stop(self) -> None:
+        """Ask the poller to stop (signal-safe): receiving stops, the open batch is committed."""
+        self._stop.set()
+
+    def run(self) -> RunSummary:
+        """Poll until stopped, drained (`until_empty`) or failed.
+
+        Raises:
+            TerminalError: the queue or changelog refused for good (after committing what it can).
+            InjectedCrash: from a crash hook (tests).
+        """
+        started = self._clock()
+        self._receiving.set()
+        receivers = [threading.Thread(target=self._receive_loop, name=f"lakeinlet-receiver-{i}",
+                                      daemon=True) for i in range(self.settings.receivers)]
+        self._keeper.start()
+        for thread in receivers:
+            thread.start()
+        try:
+            batch = self._loop(self._new_batch())
+            self._finish(batch, receivers)
+        finally:
+            self._receiving.clear()
+            self._closing.set()
+            for thread in receivers:
+                thread.join(self.settings.wait_seconds + 5)
+            self._keeper.stop()
+            self._acker.close()
+            self.summary.seconds = round(self._clock() - started, 3)
+        if self._failure is not None:
+            raise self._failure
+        return self.summary
+
+    def _new_batch(self) -> OpenBatch:
+        self._seq += 1
+        return OpenBatch(f"{self._run_id}-{self._seq:06d}", self.settings.event_filter)
+
+    def _loop(self, batch: OpenBatch) -> OpenBatch:
+        s = self.settings
+        while not self._stop.is_set() and self._failure is None:
+            left = batch.seconds_left(self._clock(), s.batch_seconds)
+            self._take(batch, 0.2 if left is None else max(0.001, min(left, 0.2)))
+            if batch.due(self._clock(), s.batch_size, s.batch_seconds):
+                self._close(batch)
+                batch = self._new_batch()
+            elif s.until_empty and self._drained():
+                break
+        return batch
+
+    def _take(self, batch: OpenBatch, timeout: float) -> bool:
+        try:
+            messages, received_at = self._inbox.get(timeout=timeout)
+        except stdlib_queue.Empty:
+            return False
+        now = self._clock()
+        for msg in messages:
+            batch.add(msg, received_at, now)
+        self._keeper.release(batch.poison)  # poison: let the visibility expire, SQS redrives it
+        return True
+
+    def _drained(self) -> bool:
+        with self._lock:
+            streak = self._empty_streak
+        return streak >= self.settings.receivers and self._inbox.empty()
+
+    def _finish(self, batch: OpenBatch, receivers: list[threading.Thread]) -> None:
+        """Stop receiving, take what is still in flight into the batch, commit it (full batches
+        on the way are committed as usual), and acknowledge."""
+        self._receiving.clear()
+        while any(t.is_alive() for t in receivers) or not self._inbox.empty():
+            self._take(batch, 0.05)
+            if batch.due(self._clock(), self.settings.batch_size, float("inf")):
+                self._close(batch)
+                batch = self._new_batch()
+        if batch.messages:
+            self._close(batch)
+
+    def _receive_loop(self) -> None:
+        s, failures = self.settings, 0
+        while self._receiving.is_set():
+            started = self._clock()
+            try:
+                messages = self._queue.receive(10, s.wait_seconds, s.visibility_timeout)
+                failures = 0
+            except TransientError as exc:
+                failures += 1
+                log.warning("receive failed (attempt %d), retrying: %s", failures, exc)
+                self._stop.wait(min(30.0, 0.5 * 2 ** failures))
+                continue
+            except BaseException as exc:
+                self._fail(exc)
+                return
+            self._keeper.track([m.receipt_handle for m in messages], started)
+            with self._lock:
+                self._empty_streak = 0 if messages else self._empty_streak + 1
+            if messages:
+                self._put((messages, self._now()))
+
+    def _put(self, item: tuple[list[Message], datetime]) -> None:
+        while not self._closing.is_set():  # backpressure while the batcher commits; the
+            try:                               # heartbeat keeps these messages hidden meanwhile
+                self._inbox.put(item, timeout=0.2)
+                return
+            except stdlib_queue.Full:
+                continue
+
+    def _fail(self, exc: BaseException) -> None:
+        log.error("receiver stopped: %s", exc)
+        with self._lock:
+            self._failure = self._failure or exc
+        self._stop.set()
+
+    def _close(self, batch: OpenBatch) -> None:
+        """Commit the batch's rows (one commit), then delete its messages: never the reverse."""
+        t0 = self._clock()
+        self._crash("before_commit")
+        version = None
+        try:
+            if batch.rows:
+                version = self._changelog.append(batch.rows, self._metadata(batch))
+        except BaseException:
+            self._keeper.release(batch.ack)  # left unacked: they come back after the timeout
+            raise
+        self._crash("after_commit")
+        t1 = self._clock()
+        acked, failures = self._acker.delete(batch.ack)
+        self._keeper.release(batch.ack)
+        self._crash("after_delete")
+        self._record(batch, version, acked, failures, (t1 - t0, self._clock() - t1))
+
+    def _metadata(self, batch: OpenBatch) -> dict[str, str]:
+        return {"source_id": self.settings.source_id, "poll_batch": batch.poll_batch,
+                "batch_seq": str(self._seq), "messages": str(batch.messages),
+                "rows": str(len(batch.rows))}
+
+    def _record(self, batch: OpenBatch, version: int | None, acked: int, failures: list[str],
+                durations: tuple[float, float]) -> None:
+        s = self.summary
+        s.batches += 1
+        s.commits += version is not None
+        s.messages += batch.messages
+        s.events += batch.events
+        s.rows += len(batch.rows)
+        s.acked += acked
+        s.skipped += batch.skipped
+        s.foreign += sum(batch.foreign.values())
+        s.poison += len(batch.poison)
+        s.first_poison_error = s.first_poison_error or batch.first_poison_error
+        s.delete_failures += len(failures)
+        s.last_version = version if version is not None else s.last_version
+        level = logging.WARNING if batch.poison or failures or batch.foreign else logging.INFO
+        logs.event(log, "batch", level, poll_batch=batch.poll_batch, messages=batch.messages,
+                   events=batch.events, rows=len(batch.rows), acked=acked, skipped=batch.skipped,
+                   foreign=dict(batch.foreign), poison=len(batch.poison),
+                   first_poison_error=batch.first_poison_error, delete_failures=len(failures),
+                   first_delete_failure=failures[0] if failures else None, version=version,
+                   commit_s=round(durations[0], 4), ack_s=round(durations[1], 4))

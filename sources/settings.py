@@ -1,0 +1,133 @@
+"""Configuration of the event source (`lakeinlet-poll`): the field docs below generate `--help`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lakeinlet.aws import AwsSection
+from lakeinlet.config import setting
+from lakeinlet.logs import LogSection
+
+
+@dataclass(frozen=True)
+class QueueSection:
+    """The SQS queue S3 notifications arrive on, and how it is polled."""
+
+    queue_url: str = setting("", "URL of the SQS queue that receives the S3 event notifications.",
+                             metavar="URL")
+    wait_seconds: int = setting(
+        20, "Long-poll wait per receive call (0-20 s). 20 means fewer empty receives and lower "
+        "cost; 0 is short polling, which may report an empty queue while messages exist.")
+    visibility_timeout: int = setting(
+        120, "Seconds a received message stays hidden. The heartbeat extends it while its batch "
+        "is open or committing; if the process dies the messages come back after this long.")
+    receivers: int = setting(
+        4, "Receiver threads, each long-polling up to 10 messages a call into a shared buffer.")
+
+    def validate(self) -> list[str]:
+        problems = []
+        if not self.queue_url.startswith(("http://", "https://")):
+            problems.append(f"--queue-url: expected https://sqs.<region>.amazonaws.com/<account>/<name>, "
+                            f"found {self.queue_url!r}")
+        if not 0 <= self.wait_seconds <= 20:
+            problems.append(f"--wait-seconds: expected 0-20, found {self.wait_seconds}")
+        if not 1 <= self.visibility_timeout <= 43_200:
+            problems.append(f"--visibility-timeout: expected 1-43200 s, found {self.visibility_timeout}")
+        if not 1 <= self.receivers <= 64:
+            problems.append(f"--receivers: expected 1-64, found {self.receivers}")
+        return problems
+
+
+@dataclass(frozen=True)
+class BatchSection:
+    """Poll batches: one changelog commit per batch, then the batch's messages are deleted."""
+
+    batch_size: int = setting(
+        1000, "Close the batch after this many events (or messages). Bigger batches mean fewer, "
+        "larger Delta commits and a faster changelog for the loader to plan over.")
+    batch_seconds: float = setting(
+        10.0, "Close the batch this many seconds after its first message, however small it is: "
+        "the upper bound on how late an event reaches the changelog.")
+    until_empty: bool = setting(
+        False, "Drain and stop: exit once a full long poll across all receivers finds the queue "
+        "empty and the last partial batch is committed. Without it, poll until SIGTERM/SIGINT.")
+    delete_attempts: int = setting(
+        3, "Attempts for a delete entry that failed on the server side; after that the message is "
+        "left to come back (its event is recognisable by event_id, so nothing is duplicated).")
+
+    def validate(self) -> list[str]:
+        problems = []
+        if self.batch_size < 1:
+            problems.append(f"--batch-size: expected at least 1, found {self.batch_size}")
+        if self.batch_seconds <= 0:
+            problems.append(f"--batch-seconds: expected more than 0, found {self.batch_seconds}")
+        if self.delete_attempts < 1:
+            problems.append(f"--delete-attempts: expected at least 1, found {self.delete_attempts}")
+        return problems
+
+
+@dataclass(frozen=True)
+class FilterSection:
+    """Which events become rows. Events filtered out are acknowledged and counted, not written."""
+
+    buckets: tuple[str, ...] = setting(
+        (), "Bucket allow-list (repeat the flag or separate with commas). Events from other "
+        "buckets are never written; they are acknowledged (retrying cannot make them acceptable, "
+        "and parking them in the DLQ would hide real poison) and logged with the bucket name. "
+        "Empty: every bucket is accepted and a warning says so.", flag="--bucket", metavar="BUCKET")
+    event_types: tuple[str, ...] = setting(
+        ("ObjectCreated:", "ObjectRemoved:"), "Event-name prefixes to keep, e.g. ObjectCreated: or "
+        "ObjectRemoved:Delete. Others (and s3:TestEvent) are acknowledged without rows.",
+        flag="--event-type", metavar="PREFIX")
+
+
+@dataclass(frozen=True)
+class ChangelogSection:
+    """The changelog table (Delta): one row per object event, one commit per poll batch."""
+
+    uri: str = setting("", "Changelog table: a local path or s3://bucket/prefix (s3a:// accepted).",
+                       flag="--changelog", metavar="URI")
+    source_id: str | None = setting(
+        None, "Name of this source in the commit metadata (default: the queue name).")
+
+    def validate(self) -> list[str]:
+        return [] if self.uri else ["--changelog: expected a table path or s3:// URI, found nothing"]
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """Everything `lakeinlet-poll` needs."""
+
+    queue: QueueSection = field(default_factory=QueueSection)
+    batch: BatchSection = field(default_factory=BatchSection)
+    filter: FilterSection = field(default_factory=FilterSection)
+    changelog: ChangelogSection = field(default_factory=ChangelogSection)
+    aws: AwsSection = field(default_factory=AwsSection)
+    log: LogSection = field(default_factory=LogSection)
+
+    def validate(self) -> list[str]:
+        if self.batch.batch_seconds >= self.queue.visibility_timeout:
+            return [f"--batch-seconds ({self.batch.batch_seconds}) must be below --visibility-timeout "
+                    f"({self.queue.visibility_timeout}) so a batch commits before its messages come back"]
+        return []
+
+
+@dataclass(frozen=True)
+class StatusSection:
+    """What `lakeinlet-poll status` inspects."""
+
+    queue_url: str = setting("", "URL of the SQS queue to report on.", metavar="URL")
+    changelog: str | None = setting(None, "Changelog table whose head version and time to report.",
+                                    metavar="URI")
+
+    def validate(self) -> list[str]:
+        return [] if self.queue_url else ["--queue-url: expected a queue URL, found nothing"]
+
+
+@dataclass(frozen=True)
+class StatusConfig:
+    """Everything `lakeinlet-poll status` needs."""
+
+    status: StatusSection = field(default_factory=StatusSection)
+    aws: AwsSection = field(default_factory=AwsSection)
+    log: LogSection = field(default_factory=LogSection)

@@ -1,0 +1,119 @@
+"""The SQS adapter of the queue port: the only module that talks to SQS through boto3.
+
+botocore retries throttling itself (adaptive mode, see `lakeinlet.aws`); `translate` is the one
+place SDK errors become TransientError or TerminalError.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, ReadTimeoutError
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from lakeinlet.aws import AwsSection, client
+from lakeinlet.errors import LakeinletError, TerminalError, TransientError
+from lakeinlet.sources.ports import EntryFailure, Message, QueueDepths
+
+TRANSIENT_CODES = {"ServiceUnavailable", "InternalError", "InternalFailure", "RequestThrottled",
+                   "ThrottlingException", "KmsThrottled", "OverLimit",
+                   "AWS.SimpleQueueService.ServiceUnavailable"}
+
+
+def translate(exc: Exception, action: str, queue_url: str) -> LakeinletError:
+    """Map a botocore error to TransientError (retry may help) or TerminalError (it will not)."""
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        code, status = str(err.get("Code", "")), exc.response.get("ResponseMetadata", {}).get(
+            "HTTPStatusCode", 0)
+        text = f"SQS {action} on {queue_url}: {code}: {err.get('Message', '')}"
+        if code in TRANSIENT_CODES or int(status or 0) >= 500:
+            return TransientError(text)
+        return TerminalError(text)
+    if isinstance(exc, ConnectionError | ReadTimeoutError):
+        return TransientError(f"SQS {action} on {queue_url}: {exc}")
+    return TerminalError(f"SQS {action} on {queue_url}: {exc}")
+
+
+class SqsQueue:
+    """The queue at `queue_url`, through a ready boto3 SQS client (thread-safe, shared)."""
+
+    def __init__(self, sqs: Any, queue_url: str, sleep: Callable[[float], None] = time.sleep,
+                 attempts: int = 3) -> None:
+        self._sqs, self.queue_url = sqs, queue_url
+        self._call = retry(retry=retry_if_exception_type(TransientError),
+                           stop=stop_after_attempt(attempts), sleep=sleep, reraise=True,
+                           wait=wait_exponential(multiplier=0.2, max=5))(self._call_once)
+
+    @classmethod
+    def from_config(cls, queue_url: str, aws: AwsSection) -> SqsQueue:
+        return cls(client("sqs", aws, max_pool_connections=64), queue_url)
+
+    def _call_once(self, action: str, **kwargs: Any) -> Any:
+        try:
+            return getattr(self._sqs, action)(QueueUrl=self.queue_url, **kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc, action, self.queue_url) from exc
+
+    def receive(self, max_messages: int, wait_seconds: int, visibility_timeout: int) -> list[Message]:
+        resp = self._call("receive_message", MaxNumberOfMessages=max_messages,
+                          WaitTimeSeconds=wait_seconds, VisibilityTimeout=visibility_timeout,
+                          MessageSystemAttributeNames=["ApproximateReceiveCount"])
+        return [Message(m["MessageId"], m["ReceiptHandle"], m["Body"],
+                        int(m.get("Attributes", {}).get("ApproximateReceiveCount", 1)))
+                for m in resp.get("Messages", [])]
+
+    def change_visibility(self, receipt_handles: Sequence[str], timeout: int) -> list[EntryFailure]:
+        if not receipt_handles:
+            return []
+        entries = [{"Id": str(i), "ReceiptHandle": h, "VisibilityTimeout": timeout}
+                   for i, h in enumerate(receipt_handles)]
+        resp = self._call("change_message_visibility_batch", Entries=entries)
+        return _failures(resp, receipt_handles)
+
+    def delete(self, receipt_handles: Sequence[str]) -> list[EntryFailure]:
+        if not receipt_handles:
+            return []
+        entries = [{"Id": str(i), "ReceiptHandle": h} for i, h in enumerate(receipt_handles)]
+        return _failures(self._call("delete_message_batch", Entries=entries), receipt_handles)
+
+    def depths(self) -> QueueDepths:
+        attrs = self._call("get_queue_attributes", AttributeNames=["All"])["Attributes"]
+        redrive = json.loads(attrs.get("RedrivePolicy") or "{}")
+        max_receive = redrive.get("maxReceiveCount")
+        return QueueDepths(int(attrs.get("ApproximateNumberOfMessages", 0)),
+                           int(attrs.get("ApproximateNumberOfMessagesNotVisible", 0)),
+                           int(attrs.get("ApproximateNumberOfMessagesDelayed", 0)),
+                           redrive.get("deadLetterTargetArn"),
+                           None if max_receive is None else int(max_receive))
+
+    def dead_letter_queue(self) -> SqsQueue | None:
+        """The queue named by this queue's RedrivePolicy, or None when there is none."""
+        arn = self.depths().dlq_arn
+        if not arn:
+            return None
+        _, _, _, _, account, name = arn.split(":", 5)
+        try:
+            url = self._sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc, "get_queue_url", arn) from exc
+        return SqsQueue(self._sqs, url)
+
+    def send_batch(self, bodies: Sequence[str]) -> list[str]:
+        """Send messages, 10 per call (tests and benchmarks); returns their ids."""
+        ids: list[str] = []
+        for start in range(0, len(bodies), 10):
+            entries = [{"Id": str(i), "MessageBody": b} for i, b in enumerate(bodies[start:start + 10])]
+            resp = self._call("send_message_batch", Entries=entries)
+            if resp.get("Failed"):
+                raise TerminalError(f"SQS send_message_batch on {self.queue_url}: {resp['Failed']}")
+            ids.extend(s["MessageId"] for s in resp.get("Successful", []))
+        return ids
+
+
+def _failures(resp: dict[str, Any], handles: Sequence[str]) -> list[EntryFailure]:
+    return [EntryFailure(handles[int(f["Id"])], str(f.get("Code", "")), str(f.get("Message", "")),
+                         bool(f.get("SenderFault", False))) for f in resp.get("Failed", [])]
