@@ -1,0 +1,99 @@
+"""Adapter: the ingest ledger, a Delta table with one row per planned object (delta-rs append).
+
+Each append carries `txn(ledger app id, target version)`, so the ledger knows which target
+commit it reflects; a crash between the target commit and the ledger append is repaired from the
+target's commit metadata (see `repair`), and a repair that races another one is harmless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.transaction import CommitProperties, Transaction
+
+from lakeinlet.aws import AwsSection, delta_uri, storage_options
+from lakeinlet.incremental.model import FINAL, Outcome, PlannedObject
+from lakeinlet.incremental.ports import TargetPort
+
+_TS = pa.timestamp("us", tz="UTC")
+LEDGER_SCHEMA = pa.schema([
+    ("bucket", pa.string()), ("key", pa.string()), ("identity", pa.string()), ("etag", pa.string()),
+    ("version_id", pa.string()), ("event_id", pa.string()), ("event_time", _TS),
+    ("changelog_version", pa.int64()), ("status", pa.string()), ("reason", pa.string()),
+    ("rows", pa.int64()), ("bad_records", pa.int64()), ("bytes", pa.int64()),
+    ("target_version", pa.int64()), ("batch_id", pa.string()), ("loaded_at", _TS),
+])
+
+
+class DeltaLedger:
+    """The ledger at `uri`; created on the first append."""
+
+    def __init__(self, uri: str, aws: AwsSection, app_id: str) -> None:
+        self.uri = delta_uri(uri)
+        self.app_id = app_id + ":ledger"
+        self._options = storage_options(aws, self.uri)
+
+    def _table(self) -> DeltaTable | None:
+        try:
+            return DeltaTable(self.uri, storage_options=self._options)
+        except TableNotFoundError:
+            return None
+
+    def read(self, columns: list[str] | None = None) -> pa.Table:
+        dt = self._table()
+        if dt is None:
+            return LEDGER_SCHEMA.empty_table() if columns is None else \
+                pa.schema([LEDGER_SCHEMA.field(c) for c in columns]).empty_table()
+        return dt.to_pyarrow_dataset().to_table(columns=columns)
+
+    def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]:
+        """The refs among `objs` that the ledger holds in a final status."""
+        dt = self._table()
+        if dt is None or not objs:
+            return set()
+        keys = pa.array(sorted({o.key for o in objs}))
+        wanted = pc.field("key").isin(keys) & pc.field("status").isin(pa.array(sorted(FINAL)))
+        found = dt.to_pyarrow_dataset().to_table(columns=["bucket", "key", "identity"], filter=wanted)
+        refs = set(zip(*(found.column(c).to_pylist() for c in ("bucket", "key", "identity")), strict=True))
+        return {o.ref for o in objs if o.ref in refs}
+
+    def last_target_version(self) -> int:
+        dt = self._table()
+        version = None if dt is None else dt.transaction_version(self.app_id)
+        return -1 if version is None else int(version)
+
+    def append(self, outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> None:
+        """Append one row per outcome, tagged with the target version (idempotent per version)."""
+        if target_version <= self.last_target_version():
+            return
+        props = CommitProperties(app_transactions=[Transaction(self.app_id, target_version)],
+                                 custom_metadata={"lakeinlet.batch": batch_id})
+        try:
+            write_deltalake(self.uri, _rows(outcomes, target_version, batch_id), mode="append",
+                            storage_options=self._options, commit_properties=props)
+        except CommitFailedError:
+            if self.last_target_version() < target_version:
+                raise
+
+    def repair(self, target: TargetPort) -> int:
+        """Append the outcomes of target commits the ledger has not seen; returns how many."""
+        batches = target.batches_after(self.last_target_version())
+        for version, batch_id, outcomes in batches:
+            self.append(outcomes, version, batch_id)
+        return len(batches)
+
+
+def _rows(outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> pa.Table:
+    now = datetime.now(UTC)
+    rows = [{"bucket": o.obj.bucket, "key": o.obj.key, "identity": o.obj.identity, "etag": o.obj.etag,
+             "version_id": o.obj.version_id, "event_id": o.obj.event_id, "event_time": o.obj.event_time,
+             "changelog_version": o.obj.commit_version, "status": o.status, "reason": o.reason,
+             "rows": o.rows, "bad_records": o.bad_records, "bytes": o.obj.size,
+             "target_version": target_version, "batch_id": batch_id, "loaded_at": now}
+            for o in outcomes]
+    return pa.Table.from_pylist(rows, schema=LEDGER_SCHEMA)

@@ -1,0 +1,201 @@
+"""Orchestration of one batch and of a drain, over the ports (no SDK imports here).
+
+Steps of a batch, each a named crash point for tests: plan → `planned` → HEAD + Spark read/write
+→ `written` → target commit (files + checkpoint, atomic) → `committed` → ledger append →
+`ledger_written`. A crash anywhere is recovered by rerunning: before the commit nothing is
+visible; after it the checkpoint has moved and the ledger is repaired from the commit metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.model import (
+    FILTERED,
+    LOADED,
+    MISSING,
+    TOO_LARGE,
+    LoadPlan,
+    Outcome,
+    PlannedObject,
+    Position,
+)
+from lakeinlet.incremental.plan import Caps, Filters, plan_batch
+from lakeinlet.incremental.ports import (
+    ChangelogPort,
+    LedgerPort,
+    ObjectHead,
+    ObjectStorePort,
+    ReaderPort,
+    ReadResult,
+    TargetPort,
+)
+from lakeinlet.logs import event
+
+log = logging.getLogger("lakeinlet.loader")
+CRASH_POINTS = ("planned", "written", "committed", "ledger_written")
+MAX_CONFLICTS = 20
+
+
+class Crash(RuntimeError):
+    """Raised at a named step when a test injects a crash there."""
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    batch_id: str
+    plan: LoadPlan
+    target_version: int | None
+    outcomes: tuple[Outcome, ...]
+    files: int
+    seconds: dict[str, float]
+
+    @property
+    def rows(self) -> int:
+        return sum(o.rows for o in self.outcomes)
+
+
+@dataclass
+class Summary:
+    batches: int = 0
+    conflicts: int = 0
+    rows: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    skipped_known: int = 0
+
+
+@dataclass
+class Loader:
+    """Loads changelog rows into the target, one atomic commit per batch."""
+
+    changelog: ChangelogPort
+    store: ObjectStorePort
+    reader: Callable[[], ReaderPort]
+    target: TargetPort
+    ledger: LedgerPort
+    caps: Caps
+    filters: Filters = field(default_factory=Filters)
+    on_missing_checkpoint: str = "earliest"
+    crash_at: str | None = None
+    clock: Callable[[], float] = time.monotonic
+
+    def _crash(self, step: str) -> None:
+        if self.crash_at == step:
+            raise Crash(f"injected crash at {step}")
+
+    def start(self) -> Position:
+        """The checkpoint, or the first-run position the strategy picks."""
+        position = self.target.checkpoint().position
+        if position is not None:
+            return position
+        if self.on_missing_checkpoint == "fail":
+            raise TerminalError("the target has no checkpoint and --on-missing-checkpoint is fail")
+        if self.on_missing_checkpoint == "latest":
+            return Position(self.changelog.head_version())
+        return Position(-1)
+
+    def plan(self, start: Position) -> LoadPlan:
+        rows, sizes = self.changelog.rows_after(start, self.caps.max_files)
+        return plan_batch(rows, start, self.caps, self.filters, sizes, self.ledger.known)
+
+    def run_batch(self) -> BatchReport | None:
+        """Plan, read, commit and record one batch; None when the changelog is caught up.
+
+        Raises:
+            CommitConflict: another loader committed first (nothing of this batch is visible).
+        """
+        t0, seconds = self.clock(), {}
+        start = self.start()
+        plan = self.plan(start)
+        if plan.empty:
+            return None
+        batch_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
+        seconds["plan"] = self.clock() - t0
+        self._crash("planned")
+        readable, decided = self._check(plan)
+        result = self.reader().read_write(readable, batch_id, self.target.schema()) if readable \
+            else ReadResult((), None, {}, {}, {})
+        seconds["read_write"] = self.clock() - t0 - seconds["plan"]
+        self._crash("written")
+        outcomes = [*plan.decided, *decided, *_read_outcomes(readable, result)]
+        version = self.target.commit(result, start, plan.end, batch_id, outcomes)
+        seconds["commit"] = self.clock() - t0 - sum(seconds.values())
+        self._crash("committed")
+        self.ledger.append(outcomes, version, batch_id)
+        self._crash("ledger_written")
+        seconds["total"] = self.clock() - t0
+        return BatchReport(batch_id, plan, version, tuple(outcomes), len(result.files), seconds)
+
+    def _check(self, plan: LoadPlan) -> tuple[list[PlannedObject], list[Outcome]]:
+        """HEAD every object to read: gone, empty, too large or overwritten ones are decided."""
+        heads = self.store.head_many(plan.to_read) if plan.to_read else {}
+        readable, decided = [], []
+        for obj in plan.to_read:
+            outcome = _head_outcome(obj, heads.get((obj.bucket, obj.key)), self.caps.max_bytes)
+            if outcome is None:
+                readable.append(obj)
+            else:
+                decided.append(outcome)
+        return readable, decided
+
+    def drain(self, max_batches: int = 0, progress: Callable[[BatchReport], None] | None = None) -> Summary:
+        """Run batches until the changelog is caught up (or `max_batches`)."""
+        summary, conflicts = Summary(), 0
+        self.ledger.repair(self.target)
+        while not max_batches or summary.batches < max_batches:
+            try:
+                report = self.run_batch()
+            except CommitConflict as exc:
+                summary.conflicts, conflicts = summary.conflicts + 1, conflicts + 1
+                event(log, "conflict", level=logging.WARNING, error=str(exc), retry=conflicts)
+                if conflicts >= MAX_CONFLICTS:
+                    raise
+                continue
+            if report is None:
+                break
+            conflicts = 0
+            _account(summary, report)
+            if progress:
+                progress(report)
+        return summary
+
+
+def _head_outcome(obj: PlannedObject, head: ObjectHead | None, max_bytes: int) -> Outcome | None:
+    if head is None:
+        return Outcome(obj, MISSING, "object not found (deleted before the load)")
+    if head.size == 0:
+        return Outcome(obj, LOADED, "zero-byte object: nothing to read")
+    if head.size > max_bytes:
+        return Outcome(obj, TOO_LARGE, f"{head.size} bytes > --max-bytes {max_bytes}")
+    want = (obj.etag or "").strip('"')
+    if want and head.etag and want != head.etag:
+        return Outcome(obj, FILTERED, f"object overwritten since this event (etag {want} → "
+                                      f"{head.etag}); the newer version's event loads it")
+    return None
+
+
+def _read_outcomes(objs: Sequence[PlannedObject], result: ReadResult) -> list[Outcome]:
+    out = []
+    for o in objs:
+        ref = (o.bucket, o.key)
+        if ref in result.failed:
+            status, reason = result.failed[ref]
+            out.append(Outcome(o, status, reason))
+            continue
+        bad = result.bad_records.get(ref, 0)
+        out.append(Outcome(o, LOADED, f"{bad} malformed records dropped" if bad else "",
+                           result.rows.get(ref, 0), bad))
+    return out
+
+
+def _account(summary: Summary, report: BatchReport) -> None:
+    summary.batches += 1
+    summary.rows += report.rows
+    summary.skipped_known += report.plan.skipped_known
+    summary.statuses.update(o.status for o in report.outcomes)

@@ -1,0 +1,134 @@
+"""Values that cross the loader's ports: positions, checkpoints, planned objects, outcomes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+CHECKPOINT_FORMAT = 1
+LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE = "loaded", "missing", "corrupt", "filtered", "too_large"
+STATUSES = (LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE)
+FINAL = frozenset({LOADED, CORRUPT, TOO_LARGE})
+"""Statuses after which the same object version is never planned again (missing and filtered
+objects are retried if an event for them arrives again, e.g. from a backfill)."""
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A changelog position: every version <= `complete` consumed, plus the first `offset` rows
+    (in planning order) of version `complete + 1`. `Position(-1)` is the start."""
+
+    complete: int
+    offset: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps({"format": CHECKPOINT_FORMAT, "complete": self.complete,
+                           "offset": self.offset}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Position:
+        doc = json.loads(text)
+        if int(doc.get("format", 0)) != CHECKPOINT_FORMAT:
+            raise ValueError(f"checkpoint format {doc.get('format')!r}: expected {CHECKPOINT_FORMAT}")
+        return cls(int(doc["complete"]), int(doc.get("offset", 0)))
+
+    def __str__(self) -> str:
+        return f"{self.complete}" + (f"+{self.offset}" if self.offset else "")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The loader's checkpoint as read from the target table (None position: never loaded)."""
+
+    position: Position | None
+    target_version: int
+    committed_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    """One changelog row, with where it sits in the changelog (version, index in planning order)."""
+
+    event_id: str
+    bucket: str
+    key: str
+    event_name: str
+    event_time: datetime
+    size: int | None
+    etag: str | None
+    version_id: str | None
+    sequencer: str | None
+    commit_version: int
+    index: int
+
+    @property
+    def is_removed(self) -> bool:
+        return self.event_name.startswith("ObjectRemoved")
+
+
+@dataclass(frozen=True)
+class PlannedObject:
+    """One object version to load (or to record why not)."""
+
+    bucket: str
+    key: str
+    etag: str | None
+    version_id: str | None
+    size: int
+    event_id: str
+    event_time: datetime
+    commit_version: int
+
+    @property
+    def identity(self) -> str:
+        """Object version identity: version id, else etag (unquoted), else the event id."""
+        return self.version_id or (self.etag or "").strip('"') or self.event_id
+
+    @property
+    def ref(self) -> tuple[str, str, str]:
+        return (self.bucket, self.key, self.identity)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one planned object: a future ledger row."""
+
+    obj: PlannedObject
+    status: str
+    reason: str = ""
+    rows: int = 0
+    bad_records: int = 0
+
+    def to_list(self) -> list[object]:
+        o = self.obj
+        return [o.bucket, o.key, o.etag, o.version_id, o.size, o.event_id, o.event_time.isoformat(),
+                o.commit_version, self.status, self.reason, self.rows, self.bad_records]
+
+    @classmethod
+    def from_list(cls, v: list[object]) -> Outcome:
+        obj = PlannedObject(str(v[0]), str(v[1]), v[2], v[3], int(v[4]),  # type: ignore[arg-type,call-overload]
+                            str(v[5]), datetime.fromisoformat(str(v[6])), int(v[7]))  # type: ignore[call-overload]
+        return cls(obj, str(v[8]), str(v[9]), int(v[10]), int(v[11]))  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """One batch: the objects to read, the outcomes already decided, and where it ends."""
+
+    start: Position
+    end: Position
+    to_read: tuple[PlannedObject, ...]
+    decided: tuple[Outcome, ...] = ()
+    skipped_known: int = 0
+    superseded: int = 0
+    events: int = 0
+    versions: tuple[int, ...] = field(default=())
+
+    @property
+    def empty(self) -> bool:
+        return self.events == 0
+
+    @property
+    def bytes(self) -> int:
+        return sum(o.size for o in self.to_read)

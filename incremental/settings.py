@@ -1,0 +1,121 @@
+"""Configuration of the incremental loader: one frozen dataclass of small documented sections."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from lakeinlet.aws import AwsSection
+from lakeinlet.config import setting
+from lakeinlet.logs import LogSection
+from lakeinlet.spark import SparkSection
+
+FORMATS = ("parquet", "json", "csv", "orc")
+
+
+@dataclass(frozen=True)
+class TablesSection:
+    """Where to read events from and where rows and ledger rows go."""
+
+    changelog: str | None = setting(
+        None, "URI of the changelog table written by the event source (s3://… or a local path).",
+        metavar="URI")
+    table: str | None = setting(None, "URI of the target Delta table.", metavar="URI")
+    ledger: str | None = setting(
+        None, "URI of the ingest ledger (Delta); default: <table>_ledger beside the table.",
+        metavar="URI")
+    partition_by: tuple[str, ...] = setting(
+        (), "Target partition columns (comma list); fixed when the table is created.",
+        metavar="COLS")
+    app_id: str = setting(
+        "lakeinlet-loader", "Checkpoint id stored in the target's `txn` action; two loaders "
+        "with different ids on one table would each load every object.")
+    spark_scheme: str = setting(
+        "s3a", "URI scheme Spark uses for S3 (`s3a` with hadoop-aws; `s3` on EMR).",
+        choices=("s3a", "s3"))
+
+    @property
+    def ledger_uri(self) -> str:
+        return self.ledger or (self.table or "").rstrip("/") + "_ledger"
+
+    def validate(self) -> list[str]:
+        return [f"--{n}: required" for n in ("changelog", "table") if not getattr(self, n)]
+
+
+@dataclass(frozen=True)
+class ReadSection:
+    """How source objects are read: format, reader options, schema."""
+
+    source_format: str = setting("parquet", "Format of the source objects.", choices=FORMATS)
+    read_option: tuple[str, ...] = setting(
+        (), "Spark reader option key=value, passed through (repeatable), e.g. header=true.",
+        metavar="KEY=VALUE")
+    schema: str | None = setting(
+        None, "Explicit schema: a DDL string (`id BIGINT, name STRING`) or a path to a Spark "
+        "JSON schema file. Unset: inferred from each batch.", metavar="DDL|FILE")
+    schema_mode: str = setting(
+        "evolve", "`evolve`: new columns are added to the table; `strict`: a batch whose schema "
+        "differs from the table fails. A type conflict always fails, naming the file.",
+        choices=("evolve", "strict"))
+
+    @property
+    def options(self) -> dict[str, str]:
+        return dict(kv.split("=", 1) for kv in self.read_option)
+
+    def validate(self) -> list[str]:
+        return [f"--read-option: expected key=value, found {kv!r}" for kv in self.read_option
+                if "=" not in kv]
+
+
+@dataclass(frozen=True)
+class PlanSection:
+    """What one batch holds and which objects are loaded at all."""
+
+    max_files: int = setting(1000, "Objects per batch (one target commit).")
+    max_bytes: int = setting(
+        10 * 1024**3, "Bytes per batch; a single object larger than this is recorded as "
+        "`too_large` in the ledger and skipped.")
+    prefix: tuple[str, ...] = setting((), "Load only keys under these prefixes.", metavar="P")
+    suffix: tuple[str, ...] = setting((), "Load only keys ending with these suffixes.", metavar="S")
+    regex: str | None = setting(None, "Load only keys matching this regular expression.")
+    ignore_prefix: tuple[str, ...] = setting(
+        (), "Never load keys under these prefixes (recorded as `filtered`).", metavar="P")
+    head_threads: int = setting(16, "Parallel HEAD requests when checking planned objects.")
+
+    def validate(self) -> list[str]:
+        problems = [f"--{n.replace('_', '-')}: expected at least 1, found {getattr(self, n)}"
+                    for n in ("max_files", "max_bytes", "head_threads") if getattr(self, n) < 1]
+        if self.regex:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                problems.append(f"--regex: not a valid regular expression: {exc}")
+        return problems
+
+
+@dataclass(frozen=True)
+class RunSection:
+    """How long a run lasts and what a first run does."""
+
+    on_missing_checkpoint: str = setting(
+        "earliest", "First run (no checkpoint in the target): `earliest` reads the whole "
+        "changelog, `latest` starts after its head, `fail` stops with an error.",
+        choices=("earliest", "latest", "fail"))
+    interval_seconds: float = setting(30.0, "With --continuous: pause between drains.")
+    backfill_every: int = setting(
+        0, "With --continuous: run a backfill of --backfill-bucket every N drains (0: never).")
+    backfill_bucket: str | None = setting(None, "Bucket the periodic backfill lists.")
+    max_batches: int = setting(0, "Stop after this many batches (0: no limit).")
+
+
+@dataclass(frozen=True)
+class LoaderConfig:
+    """The incremental loader's whole configuration."""
+
+    tables: TablesSection = field(default_factory=TablesSection)
+    read: ReadSection = field(default_factory=ReadSection)
+    plan: PlanSection = field(default_factory=PlanSection)
+    run: RunSection = field(default_factory=RunSection)
+    spark: SparkSection = field(default_factory=SparkSection)
+    aws: AwsSection = field(default_factory=AwsSection)
+    log: LogSection = field(default_factory=LogSection)
