@@ -137,24 +137,27 @@ class Poller:
         s = self.settings
         while not self._stop.is_set() and self._failure is None:
             left = batch.seconds_left(self._clock(), s.batch_seconds)
-            self._take(batch, 0.2 if left is None else max(0.001, min(left, 0.2)))
+            batch = self._take(batch, 0.2 if left is None else max(0.001, min(left, 0.2)))
             if batch.due(self._clock(), s.batch_size, s.batch_seconds):
-                self._close(batch)
-                batch = self._new_batch()
+                batch = self._close(batch)
             elif s.until_empty and self._drained():
                 break
         return batch
 
-    def _take(self, batch: OpenBatch, timeout: float) -> bool:
+    def _take(self, batch: OpenBatch, timeout: float) -> OpenBatch:
+        """Add what one receive brought to the batch, closing it whenever it fills up."""
         try:
             messages, received_at = self._inbox.get(timeout=timeout)
         except stdlib_queue.Empty:
-            return False
-        now = self._clock()
+            return batch
         for msg in messages:
+            now = self._clock()
             batch.add(msg, received_at, now)
-        self._keeper.release(batch.poison)  # poison: let the visibility expire, SQS redrives it
-        return True
+            if batch.poison and batch.poison[-1] == msg.receipt_handle:
+                self._keeper.release([msg.receipt_handle])  # let it expire: SQS redrives it
+            if batch.due(now, self.settings.batch_size, float("inf")):
+                batch = self._close(batch)
+        return batch
 
     def _drained(self) -> bool:
         with self._lock:
@@ -166,10 +169,7 @@ class Poller:
         on the way are committed as usual), and acknowledge."""
         self._receiving.clear()
         while any(t.is_alive() for t in receivers) or not self._inbox.empty():
-            self._take(batch, 0.05)
-            if batch.due(self._clock(), self.settings.batch_size, float("inf")):
-                self._close(batch)
-                batch = self._new_batch()
+            batch = self._take(batch, 0.05)
         if batch.messages:
             self._close(batch)
 
@@ -208,8 +208,9 @@ class Poller:
             self._failure = self._failure or exc
         self._stop.set()
 
-    def _close(self, batch: OpenBatch) -> None:
-        """Commit the batch's rows (one commit), then delete its messages: never the reverse."""
+    def _close(self, batch: OpenBatch) -> OpenBatch:
+        """Commit the batch's rows (one commit), then delete its messages: never the reverse.
+        Returns the next (empty) batch."""
         t0 = self._clock()
         self._crash("before_commit")
         version = None
@@ -225,6 +226,7 @@ class Poller:
         self._keeper.release(batch.ack)
         self._crash("after_delete")
         self._record(batch, version, acked, failures, (t1 - t0, self._clock() - t1))
+        return self._new_batch()
 
     def _metadata(self, batch: OpenBatch) -> dict[str, str]:
         return {"source_id": self.settings.source_id, "poll_batch": batch.poll_batch,
