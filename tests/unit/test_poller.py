@@ -61,7 +61,7 @@ class JournalQueue(InMemoryQueue):
     """The in-memory queue, journaling deletes by message id (handles start with the id)."""
 
     def __init__(self, journal: list[tuple[str, object]], **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(**kw)
         self.journal = journal
 
     def delete(self, receipt_handles: Sequence[str]) -> list[EntryFailure]:
@@ -72,7 +72,7 @@ class JournalQueue(InMemoryQueue):
 def settings(**kw: object) -> PollerSettings:
     base: dict[str, object] = {"wait_seconds": 0, "visibility_timeout": 30, "receivers": 2,
                                "batch_size": 10, "batch_seconds": 5.0, "until_empty": True}
-    return PollerSettings(**(base | kw))  # type: ignore[arg-type]
+    return PollerSettings(**(base | kw))
 
 
 def test_drain_commits_one_batch_per_n_events_with_exact_keys() -> None:
