@@ -1,0 +1,76 @@
+"""The event source's configuration: flags, environment, validation, --help, exit codes."""
+
+from __future__ import annotations
+
+import pytest
+
+from lakeinlet.config import resolve
+from lakeinlet.errors import ConfigError
+from lakeinlet.sources.job import build_parser, main, poller_settings
+from lakeinlet.sources.settings import SourceConfig
+
+pytestmark = pytest.mark.unit
+
+QUEUE = "http://127.0.0.1:5000/123456789012/lakeinlet-events"
+
+
+def config(argv: list[str], environ: dict[str, str] | None = None) -> SourceConfig:
+    args = build_parser(SourceConfig, "lakeinlet-poll", "").parse_args(argv)
+    return resolve(SourceConfig, args, environ or {})
+
+
+def test_minimum_flags_resolve() -> None:
+    cfg = config(["--queue-url", QUEUE, "--changelog", "/tmp/cl", "--endpoint-url", "http://127.0.0.1:1",
+                  "--until-empty", "--wait-seconds", "3", "--visibility-timeout", "60",
+                  "--batch-size", "50", "--receivers", "2", "--bucket", "a,b", "--bucket", "c"])
+    s = poller_settings(cfg)
+    assert (s.wait_seconds, s.visibility_timeout, s.batch_size) == (3, 60, 50)
+    assert (s.receivers, s.until_empty) == (2, True)
+    assert s.event_filter.buckets == frozenset({"a", "b", "c"})
+    assert s.source_id == "lakeinlet-events"
+    assert cfg.aws.endpoint_url == "http://127.0.0.1:1" and cfg.changelog.uri == "/tmp/cl"
+
+
+def test_aws_endpoint_url_and_lakeinlet_env_are_honoured() -> None:
+    cfg = config(["--queue-url", QUEUE], {"AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+                                          "LAKEINLET__CHANGELOG__URI": "s3://lake/cl",
+                                          "LAKEINLET__BATCH__BATCH_SIZE": "7"})
+    assert cfg.aws.endpoint_url == "http://127.0.0.1:9"
+    assert (cfg.changelog.uri, cfg.batch.batch_size) == ("s3://lake/cl", 7)
+
+
+def test_every_problem_is_reported_together() -> None:
+    with pytest.raises(ConfigError) as err:
+        config(["--queue-url", "sqs-queue", "--wait-seconds", "25", "--receivers", "0",
+                "--batch-size", "x"])
+    text = str(err.value)
+    for flag in ("--queue-url", "--wait-seconds", "--receivers", "--batch-size", "--changelog"):
+        assert flag in text
+
+
+def test_batch_seconds_must_stay_below_the_visibility_timeout() -> None:
+    with pytest.raises(ConfigError, match="--batch-seconds"):
+        config(["--queue-url", QUEUE, "--changelog", "x", "--batch-seconds", "30",
+                "--visibility-timeout", "30"])
+
+
+def test_help_is_generated_from_the_field_docs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for words in ("--until-empty", "Drain and stop", "--visibility-timeout", "--bucket",
+                  "Bucket allow-list", "LAKEINLET__QUEUE__QUEUE_URL", "AWS_ENDPOINT_URL"):
+        assert words in out
+
+
+def test_status_help_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["status", "--help"])
+    assert "--queue-url" in capsys.readouterr().out
+
+
+def test_configuration_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--queue-url", "nope"]) == 2
+    assert "--changelog" in capsys.readouterr().err
+    assert main(["status"]) == 2
