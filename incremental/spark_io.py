@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -82,7 +83,9 @@ class SparkReader:
     def read_write(self, objs: Sequence[PlannedObject], batch_id: str,
                    table_schema: Any | None) -> ReadResult:
         """One Spark read over all objects, one write; then per-object counts from the output."""
-        raw = self._reader().load([self.uri(o) for o in objs])
+        raw, objs, vanished = self._load(objs)
+        if raw is None:
+            return ReadResult((), None, {}, {}, vanished)
         raw = self._reconcile(raw, objs, table_schema)
         with_path = raw.withColumn("_path", F.col("_metadata.file_path"))
         df = with_path.join(F.broadcast(self._lineage(objs, batch_id)), "_path", "left").drop("_path")
@@ -99,9 +102,25 @@ class SparkReader:
         df.unpersist()
         if (None, None) in rows:
             raise TerminalError(f"batch {batch_id}: rows without lineage (file path not matched)")
-        failed = self._check_empty(objs, rows, bad)
+        failed = self._check_empty(objs, rows, bad) | vanished
         files = datafiles.data_files(self.fs, self.root, folder, self.partition_by)
         return ReadResult(tuple(files), to_arrow_schema(df.schema), rows, bad, failed)
+
+    def _load(self, objs: Sequence[PlannedObject]) -> tuple[DataFrame | None, list[PlannedObject], dict[Any, Any]]:
+        """The bulk read; Spark checks that every path exists when planning the read, so an
+        object deleted since the HEAD is set aside as missing and the read is planned again."""
+        left, vanished = list(objs), {}
+        while left:
+            try:
+                return self._reader().load([self.uri(o) for o in left]), left, vanished
+            except AnalysisException as exc:
+                gone = [o for o in left if "PATH_NOT_FOUND" in str(exc) and self.uri(o) in str(exc)]
+                if not gone:
+                    raise
+                for o in gone:
+                    vanished[(o.bucket, o.key)] = (MISSING, f"object not found when read: {self.uri(o)}")
+                left = [o for o in left if o not in gone]
+        return None, left, vanished
 
     def _reconcile(self, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> DataFrame:
         """Cast safe widenings to the table's types; a type conflict names the file."""
