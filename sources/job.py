@@ -21,6 +21,7 @@ from lakeinlet import logs
 from lakeinlet.changelog import DeltaChangelog
 from lakeinlet.config import add_arguments, resolve
 from lakeinlet.errors import ConfigError, TerminalError
+from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.poller import Poller, PollerSettings, RunSummary
 from lakeinlet.sources.settings import SourceConfig, StatusConfig
@@ -73,7 +74,7 @@ def run(config: SourceConfig) -> RunSummary:
     if not settings.event_filter.buckets:
         log.warning("no --bucket allow-list: events from every bucket are written")
     poller = Poller(queue=SqsQueue.from_config(config.queue.queue_url, config.aws),
-                    changelog=DeltaChangelog(config.changelog.uri, config.aws), settings=settings)
+                    changelog=OpenDeltaChangelog(config.changelog.uri, config.aws), settings=settings)
     with stop_on_signals(poller.stop):
         try:
             return poller.run()

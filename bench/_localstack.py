@@ -1,0 +1,103 @@
+"""LocalStack for the benchmark: its own virtualenv (Python 3.12+), started on 127.0.0.1 only.
+
+`GATEWAY_SERVER=hypercorn` is required: without it LocalStack listens on 0.0.0.0 whatever
+GATEWAY_LISTEN says.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+PACKAGES = ["localstack-core[runtime]==2026.3.0", "cbor2<6", "pyopenssl<25", "cryptography<45",
+            "service-identity"]
+
+
+def _version(python: str) -> tuple[int, int] | None:
+    try:
+        out = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout
+        major, minor = out.split()
+        return int(major), int(minor)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+def find_python312() -> str | None:
+    """A Python 3.12 or newer interpreter: $LAKEINLET_PY312, PATH, then pyenv versions."""
+    names = [os.environ.get("LAKEINLET_PY312", ""), *(shutil.which(n) or "" for n in
+             ("python3.14", "python3.13", "python3.12", "python3"))]
+    names += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
+    for python in filter(None, names):
+        version = _version(python)
+        if version and version >= (3, 12):
+            return python
+    return None
+
+
+def ensure_venv(root: Path) -> Path:
+    """The venv's python, creating the venv and installing LocalStack on first use.
+
+    Raises:
+        RuntimeError: no Python 3.12+ was found, or the installation failed.
+    """
+    python = root / "bin" / "python"
+    if python.exists() and subprocess.run([str(python), "-c", "import localstack, rolo, moto"],
+                                          capture_output=True).returncode == 0:
+        return python
+    base = find_python312()
+    if base is None:
+        raise RuntimeError("LocalStack needs Python 3.12 or newer and none was found (looked at "
+                           "$LAKEINLET_PY312, python3.1x on PATH, ~/.pyenv/versions)")
+    print(f"creating {root} with {base} and installing {' '.join(PACKAGES)} (one-off)...", flush=True)
+    subprocess.run([base, "-m", "venv", str(root)], check=True)
+    done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PACKAGES])
+    if done.returncode != 0:
+        raise RuntimeError(f"pip install of LocalStack into {root} failed")
+    return python
+
+
+class LocalStack:
+    """LocalStack serving s3, sqs, sns, iam, sts on 127.0.0.1:`port`, as a context manager."""
+
+    def __init__(self, python: Path, port: int, log: Path) -> None:
+        self.python, self.port, self.log = python, port, log
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LocalStack:
+        env = os.environ | {"SERVICES": "s3,sqs,sns,iam,sts", "GATEWAY_SERVER": "hypercorn",
+                            "GATEWAY_LISTEN": f"127.0.0.1:{self.port}", "PERSISTENCE": "0",
+                            "LOCALSTACK_VOLUME_DIR": str(self.log.parent / "localstack-volume")}
+        out = open(self.log, "ab")  # closed when the process ends
+        self._proc = subprocess.Popen([str(self.python), "-m", "localstack.runtime.main"], env=env,
+                                      stdout=out, stderr=out, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"LocalStack exited with {self._proc.returncode}; see {self.log}")
+            try:
+                with urllib.request.urlopen(f"{self.endpoint}/_localstack/health", timeout=2) as r:
+                    if b'"sqs"' in r.read():
+                        return self
+            except OSError:
+                time.sleep(0.5)
+        self.__exit__()
+        raise RuntimeError(f"LocalStack did not answer on {self.endpoint} in 120 s; see {self.log}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc and self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGTERM)
+            try:
+                self._proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self._proc.pid, signal.SIGKILL)

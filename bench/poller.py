@@ -1,0 +1,223 @@
+"""Event source throughput: figures and ratios, not pass/fail.
+
+1. In process: parse → commit (local Delta changelog) → ack on the in-memory queue, at several
+   batch sizes, each in its own process so its peak RSS is its own.
+2. moto server: the poller end to end beside a bare Receive(10)+DeleteMessageBatch loop on the
+   same server, same run, shallow queue (moto slows sharply with depth).
+3. LocalStack (own venv, Python 3.12+): 100,000 events drained by the poller and by the bare loop.
+
+Run: python bench/poller.py [--quick] [--skip-localstack]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote_plus
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from _localstack import LocalStack, ensure_venv  # noqa: E402
+
+from lakeinlet.aws import AwsSection, client  # noqa: E402
+from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, free_port  # noqa: E402
+from lakeinlet.events import ReceivedEvent  # noqa: E402
+from lakeinlet.sources.changelog_writer import OpenDeltaChangelog  # noqa: E402
+from lakeinlet.sources.memory import InMemoryQueue  # noqa: E402
+from lakeinlet.sources.poller import Poller, PollerSettings  # noqa: E402
+from lakeinlet.sources.ports import EntryFailure, Message, Queue  # noqa: E402
+from lakeinlet.sources.sqs import SqsQueue  # noqa: E402
+
+TEMPLATE = json.loads((ROOT / "tests" / "data" / "events" / "moto_put.json").read_text())
+WORK = ROOT / ".bench"
+
+
+def bodies(n: int, start: int = 0) -> list[str]:
+    """`n` real-shaped S3 notification bodies (moto's shape), distinct keys and etags."""
+    out = []
+    for i in range(start, start + n):
+        rec = TEMPLATE["Records"][0]
+        obj = rec["s3"]["object"] | {"key": quote_plus(f"bench/{i:07d} file+x.json"), "eTag": f"{i:032x}"}
+        out.append(json.dumps({"Records": [rec | {"s3": rec["s3"] | {"object": obj}}]}))
+    return out
+
+
+class NullChangelog:
+    """Commits nothing: isolates the poller's own cost from Delta's."""
+
+    def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
+        return 0
+
+
+class TimedQueue:
+    """Wraps a queue and records when the last delete returned (time to last ack)."""
+
+    def __init__(self, inner: Queue) -> None:
+        self.inner, self.last_delete = inner, 0.0
+
+    def receive(self, max_messages: int, wait_seconds: int, visibility_timeout: int) -> list[Message]:
+        return self.inner.receive(max_messages, wait_seconds, visibility_timeout)
+
+    def change_visibility(self, handles: Sequence[str], timeout: int) -> list[EntryFailure]:
+        return self.inner.change_visibility(handles, timeout)
+
+    def delete(self, handles: Sequence[str]) -> list[EntryFailure]:
+        failures = self.inner.delete(handles)
+        self.last_delete = time.monotonic()
+        return failures
+
+    def depths(self) -> Any:
+        return self.inner.depths()
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def stage_inproc(batch_size: int, events: int, null: bool) -> dict[str, Any]:
+    """One in-process run (called in a child process): events/s and peak RSS."""
+    queue = InMemoryQueue()
+    queue.send_batch(bodies(events))
+    with tempfile.TemporaryDirectory() as tmp:
+        changelog = NullChangelog() if null else OpenDeltaChangelog(str(Path(tmp) / "changelog"))
+        settings = PollerSettings(wait_seconds=0, receivers=4, batch_size=batch_size,
+                                  batch_seconds=60, until_empty=True)
+        started = time.monotonic()
+        summary = Poller(queue=queue, changelog=changelog, settings=settings).run()
+        seconds = time.monotonic() - started
+    assert summary.rows == events, f"expected {events} rows, committed {summary.rows}"
+    return {"events": events, "seconds": seconds, "rate": events / seconds, "commits": summary.commits,
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def run_child(*args: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--stage", *args], capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def bench_inproc(quick: bool) -> None:
+    print("\n== in process: parse → commit → ack (in-memory queue, 4 receivers) ==")
+    print(f"{'changelog':<12}{'batch':>7}{'events':>9}{'commits':>9}{'seconds':>9}{'events/s':>11}"
+          f"{'peak RSS MB':>13}")
+    plan = [(10, 1000 if quick else 3000), (100, 3000 if quick else 20000),
+            (1000, 5000 if quick else 50000)]
+    rows = [("delta", b, n, False) for b, n in plan] + [("none", 1000, plan[-1][1], True)]
+    for name, batch, n, null in rows:
+        r = run_child("inproc", str(batch), str(n), "null" if null else "delta")
+        print(f"{name:<12}{batch:>7}{r['events']:>9}{r['commits']:>9}{r['seconds']:>9.2f}"
+              f"{r['rate']:>11,.0f}{r['peak_rss_mb']:>13.0f}")
+
+
+def send_all(endpoint: str, url: str, payload: list[str], threads: int = 8) -> float:
+    """SendMessageBatch from `threads` threads; returns seconds."""
+    queue = SqsQueue(client("sqs", AwsSection(endpoint_url=endpoint), max_pool_connections=64), url)
+    parts = [payload[i:i + 1000] for i in range(0, len(payload), 1000)]
+    started = time.monotonic()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(queue.send_batch, parts))
+    return time.monotonic() - started
+
+
+def bare_loop(endpoint: str, url: str, wait: int) -> tuple[int, float, float]:
+    """Receive(10) + DeleteMessageBatch, one thread, until an empty long poll.
+    Returns (messages, seconds to the last delete, seconds to empty)."""
+    sqs = client("sqs", AwsSection(endpoint_url=endpoint))
+    started, last, n = time.monotonic(), 0.0, 0
+    while msgs := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10,
+                                      WaitTimeSeconds=wait).get("Messages", []):
+        sqs.delete_message_batch(QueueUrl=url, Entries=[
+            {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)])
+        n, last = n + len(msgs), time.monotonic()
+    return n, last - started, time.monotonic() - started
+
+
+def poller_drain(endpoint: str, url: str, batch_size: int, receivers: int,
+                 tmp: str) -> tuple[int, float, float]:
+    aws = AwsSection(endpoint_url=endpoint)
+    queue = TimedQueue(SqsQueue.from_config(url, aws))
+    settings = PollerSettings(wait_seconds=1, visibility_timeout=300, receivers=receivers,
+                              batch_size=batch_size, batch_seconds=30, until_empty=True)
+    started = time.monotonic()
+    summary = Poller(queue=queue, changelog=OpenDeltaChangelog(tmp), settings=settings).run()
+    return summary.rows, queue.last_delete - started, time.monotonic() - started
+
+
+def compare(label: str, endpoint: str, n: int, batch_size: int, receivers: int) -> None:
+    sqs = client("sqs", AwsSection(endpoint_url=endpoint))
+    url = sqs.create_queue(QueueName=f"bench-{int(time.time() * 1000)}",
+                           Attributes={"VisibilityTimeout": "300"})["QueueUrl"]
+    sent = send_all(endpoint, url, bodies(n))
+    with tempfile.TemporaryDirectory() as tmp:
+        rows, to_ack, to_empty = poller_drain(endpoint, url, batch_size, receivers, tmp + "/cl")
+    sent2 = send_all(endpoint, url, bodies(n, start=n))
+    bare_n, bare_ack, bare_empty = bare_loop(endpoint, url, wait=1)
+    print(f"sent {n:,} messages in {sent:.1f} s and {sent2:.1f} s (SendMessageBatch, 8 threads)")
+    print(f"{'loop':<44}{'messages':>9}{'to last ack s':>15}{'msg/s':>9}{'to empty s':>12}")
+    print(f"{f'poller ({receivers} receivers, batch {batch_size}, Delta)':<44}{rows:>9,}{to_ack:>15.2f}"
+          f"{rows / to_ack:>9,.0f}{to_empty:>12.2f}")
+    print(f"{'bare Receive(10)+DeleteBatch, 1 thread':<44}{bare_n:>9,}{bare_ack:>15.2f}"
+          f"{bare_n / bare_ack:>9,.0f}{bare_empty:>12.2f}")
+    print(f"{label}: poller / bare loop throughput = {(rows / to_ack) / (bare_n / bare_ack):.2f}x "
+          f"(to last ack; 'to empty' adds the final empty long poll of 1 s)")
+
+
+def bench_moto(quick: bool) -> None:
+    n = 200 if quick else 500
+    print(f"\n== moto server: {n} messages, poller vs bare loop (same server, same run) ==")
+    with MotoServer() as server:
+        compare("moto", server.endpoint, n, batch_size=100, receivers=4)
+
+
+def bench_localstack(quick: bool) -> None:
+    n = 10_000 if quick else 100_000
+    print(f"\n== LocalStack: {n:,} messages drained, poller vs bare loop ==")
+    WORK.mkdir(exist_ok=True)
+    (WORK / ".gitignore").write_text("*\n")
+    try:
+        python = ensure_venv(WORK / "localstack-venv")
+    except RuntimeError as exc:
+        print(f"SKIPPED LocalStack figures: {exc}")
+        return
+    with LocalStack(python, free_port(), WORK / "localstack.log") as stack:
+        print(f"LocalStack on {stack.endpoint} (loopback only)")
+        compare("LocalStack", stack.endpoint, n, batch_size=1000, receivers=4)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, a short run")
+    parser.add_argument("--skip-localstack", action="store_true", help="skip the LocalStack stage")
+    parser.add_argument("--stage", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    os.environ.update({k: os.environ.get(k, v) for k, v in TEST_CREDENTIALS.items()})
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+    if args.stage:
+        _, batch, events, kind = args.stage
+        print(json.dumps(stage_inproc(int(batch), int(events), kind == "null")))
+        return 0
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, quick={args.quick}")
+    bench_inproc(args.quick)
+    bench_moto(args.quick)
+    if args.skip_localstack:
+        print("\nLocalStack stage skipped (--skip-localstack)")
+    else:
+        bench_localstack(args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
