@@ -1,0 +1,169 @@
+"""`lakeinlet-load`: the incremental loader's command line (run, checkpoint, backfill, status).
+
+The same `main` serves the console script and `spark-submit incremental/__main__.py`.
+Exit codes: 0 ok, 2 configuration or terminal error, 1 unexpected error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from datetime import UTC, datetime
+
+from lakeinlet import logs
+from lakeinlet.config import add_arguments, resolve
+from lakeinlet.errors import ConfigError, TerminalError
+from lakeinlet.incremental import backfill as bf
+from lakeinlet.incremental import checkpoint as ck
+from lakeinlet.incremental.loader import BatchReport, Summary
+from lakeinlet.incremental.settings import LoaderConfig
+from lakeinlet.incremental.status import status_lines
+from lakeinlet.incremental.wiring import Parts, build
+
+log = logging.getLogger("lakeinlet.loader")
+
+
+def _when(text: str) -> datetime:
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakeinlet-load", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = _sub(sub, "run", "load changelog rows into the target (once, --drain or --continuous)")
+    mode = run.add_mutually_exclusive_group()
+    mode.add_argument("--drain", action="store_true", help="run batches until caught up, then exit")
+    mode.add_argument("--continuous", action="store_true", help="drain, sleep --interval-seconds, repeat")
+    cp = sub.add_parser("checkpoint", help="show or reset the loader's checkpoint")
+    cps = cp.add_subparsers(dest="action", required=True)
+    show = _sub(cps, "show", "the checkpoint, changelog versions after it, and the lag")
+    show.add_argument("--json", action="store_true", help="print JSON instead of text")
+    reset = _sub(cps, "reset", "move the checkpoint (audited in the target's history)")
+    to = reset.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to-version", type=int, help="the next run reads from this changelog version on")
+    to.add_argument("--to-time", type=_when, help="the next run reads versions committed after this time")
+    reset.add_argument("--reason", default="manual reset", help="recorded in the target's history; "
+                       "re-running with the same target and reason changes nothing")
+    reset.add_argument("--dry-run", action="store_true", help="print what would be re-read or skipped")
+    back = _sub(sub, "backfill", "append synthetic events for objects notifications missed "
+                "(lists the --prefix prefixes of --bucket, or the whole bucket)")
+    back.add_argument("--bucket", required=True)
+    back.add_argument("--since", type=_when, help="only objects modified at or after this time")
+    back.add_argument("--dry-run", action="store_true", help="print the objects and bytes it would add")
+    st = _sub(sub, "status", "queue/DLQ depth, changelog head, checkpoint, lag")
+    st.add_argument("--queue-url", help="event queue to report the depth of")
+    st.add_argument("--dlq-url", help="dead-letter queue to report the depth of")
+    return parser
+
+
+def _sub(sub: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(name, help=text, description=text)
+    p.add_argument("--config-file", help="TOML file with [section] key = value settings")
+    add_arguments(p, LoaderConfig)
+    return p
+
+
+def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
+    cfg = parts.config
+    loader = parts.loader()
+    total, drains = Summary(), 0
+    while True:
+        one = 1 if not (args.drain or args.continuous) else cfg.run.max_batches
+        summary = loader.drain(max_batches=one, progress=_progress)
+        _merge(total, summary)
+        drains += 1
+        if not args.continuous:
+            break
+        if cfg.run.backfill_every and drains % cfg.run.backfill_every == 0 and cfg.run.backfill_bucket:
+            bf.backfill(parts.store(), parts.changelog, parts.ledger, cfg.run.backfill_bucket)
+        time.sleep(cfg.run.interval_seconds)
+    logs.event(log, "summary", batches=total.batches, rows=total.rows, conflicts=total.conflicts,
+               skipped_known=total.skipped_known, **dict(total.statuses))
+    print(f"loaded {total.rows} rows in {total.batches} batches; "
+          + ", ".join(f"{k} {v}" for k, v in sorted(total.statuses.items())))
+    return 0
+
+
+def _progress(r: BatchReport) -> None:
+    p = r.plan
+    logs.event(log, "batch", batch=r.batch_id, files=len(p.to_read), data_files=r.files, rows=r.rows,
+               bytes=p.bytes, changelog_from=str(p.start), changelog_to=str(p.end),
+               versions=list(p.versions), events=p.events, skipped_known=p.skipped_known,
+               superseded=p.superseded, target_version=r.target_version,
+               **{f"{k}_s": round(v, 3) for k, v in r.seconds.items()})
+
+
+def _merge(total: Summary, s: Summary) -> None:
+    total.batches += s.batches
+    total.rows += s.rows
+    total.conflicts += s.conflicts
+    total.skipped_known += s.skipped_known
+    total.statuses.update(s.statuses)
+
+
+def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
+    if args.action == "show":
+        view = ck.show(parts.target, parts.changelog)
+        if args.json:
+            pos = view.checkpoint.position
+            print(json.dumps({"checkpoint": str(pos) if pos else None, "head": view.head,
+                              "lag_versions": view.lag_versions, "lag_events": view.lag_events,
+                              "lag_seconds": view.lag_seconds}))
+        else:
+            print("\n".join(view.lines()))
+        return 0
+    to = ck.resolve(parts.changelog, args.to_version, args.to_time)
+    plan = ck.plan_reset(parts.target, parts.changelog, to, args.reason)
+    print("\n".join(plan.lines()))
+    if args.dry_run:
+        print("dry run: nothing changed")
+        return 0
+    version = ck.apply_reset(parts.target, plan, args.reason)
+    if version is not None:
+        print(f"reset recorded in target version {version}")
+    return 0
+
+
+def cmd_backfill(parts: Parts, args: argparse.Namespace) -> int:
+    for prefix in parts.config.plan.prefix or ("",):
+        plan = bf.backfill(parts.store(), parts.changelog, parts.ledger, args.bucket, prefix,
+                           args.since, args.dry_run)
+        print("\n".join(plan.lines()))
+    print("dry run: nothing changed" if args.dry_run else
+          f"appended {len(plan.missing)} synthetic events to the changelog")
+    return 0
+
+
+def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
+    print("\n".join(status_lines(parts, args.queue_url, args.dlq_url)))
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "checkpoint": cmd_checkpoint, "backfill": cmd_backfill, "status": cmd_status}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = resolve(LoaderConfig, args)
+        logs.setup(config.log.log_format, config.log.log_level)
+        return COMMANDS[args.command](build(config), args)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except TerminalError as exc:
+        logs.event(log, "failed", level=logging.ERROR, error=str(exc))
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception:
+        log.exception("unexpected error")
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
