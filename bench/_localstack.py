@@ -1,4 +1,4 @@
-"""LocalStack for the benchmark: its own virtualenv (Python 3.12+), started on 127.0.0.1 only.
+"""LocalStack for the benchmark: its own virtualenv (Python 3.13+), started on 127.0.0.1 only.
 
 `GATEWAY_SERVER=hypercorn` is required: without it LocalStack listens on 0.0.0.0 whatever
 GATEWAY_LISTEN says.
@@ -29,16 +29,20 @@ def _version(python: str) -> tuple[int, int] | None:
         return None
 
 
-def find_python312() -> str | None:
-    """A Python 3.12 or newer interpreter: $LAKEINLET_PY312, PATH, then pyenv versions."""
+def find_python(minimum: tuple[int, int] = (3, 13)) -> tuple[str | None, str]:
+    """The newest interpreter at least `minimum` ($LAKEINLET_PY312, PATH, pyenv versions), and
+    what was found (for the message when none fits).
+
+    localstack-core 2026.3.0 imports `warnings.deprecated`, new in Python 3.13: a 3.12 starts
+    but finds no runtime components, so 3.13 is the working minimum here.
+    """
     names = [os.environ.get("LAKEINLET_PY312", ""), *(shutil.which(n) or "" for n in
              ("python3.14", "python3.13", "python3.12", "python3"))]
-    names += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
-    for python in filter(None, names):
-        version = _version(python)
-        if version and version >= (3, 12):
-            return python
-    return None
+    names += glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3"))
+    found = {p: v for p in filter(None, names) if (v := _version(p))}
+    fit = sorted(((v, p) for p, v in found.items() if v >= minimum), reverse=True)
+    seen = ", ".join(sorted({f"{v[0]}.{v[1]}" for v in found.values()})) or "none"
+    return (fit[0][1] if fit else None), seen
 
 
 def ensure_venv(root: Path) -> Path:
@@ -48,15 +52,16 @@ def ensure_venv(root: Path) -> Path:
         RuntimeError: no Python 3.12+ was found, or the installation failed.
     """
     python = root / "bin" / "python"
-    if python.exists() and subprocess.run([str(python), "-c", "import localstack, rolo, moto"],
-                                          capture_output=True).returncode == 0:
+    check = [str(python), "-c", "import localstack.aws.components, rolo, moto"]
+    if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return python
-    base = find_python312()
+    base, seen = find_python()
     if base is None:
-        raise RuntimeError("LocalStack needs Python 3.12 or newer and none was found (looked at "
-                           "$LAKEINLET_PY312, python3.1x on PATH, ~/.pyenv/versions)")
+        raise RuntimeError(f"LocalStack needs Python 3.13 or newer (3.12 lacks warnings.deprecated, "
+                           f"which localstack-core 2026.3.0 imports); found Python {seen} "
+                           "($LAKEINLET_PY312, python3.x on PATH, ~/.pyenv/versions)")
     print(f"creating {root} with {base} and installing {' '.join(PACKAGES)} (one-off)...", flush=True)
-    subprocess.run([base, "-m", "venv", str(root)], check=True)
+    subprocess.run([base, "-m", "venv", "--clear", str(root)], check=True)
     done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PACKAGES])
     if done.returncode != 0:
         raise RuntimeError(f"pip install of LocalStack into {root} failed")

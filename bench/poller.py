@@ -4,7 +4,8 @@
    batch sizes, each in its own process so its peak RSS is its own.
 2. moto server: the poller end to end beside a bare Receive(10)+DeleteMessageBatch loop on the
    same server, same run, shallow queue (moto slows sharply with depth).
-3. LocalStack (own venv, Python 3.12+): 100,000 events drained by the poller and by the bare loop.
+3. LocalStack (own venv, Python 3.13+: see bench/_localstack.py): 100,000 events drained by
+   the poller and by the bare loop.
 
 Run: python bench/poller.py [--quick] [--skip-localstack]
 """
@@ -24,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
+
+import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -151,8 +154,14 @@ def poller_drain(endpoint: str, url: str, batch_size: int, receivers: int,
     settings = PollerSettings(wait_seconds=1, visibility_timeout=300, receivers=receivers,
                               batch_size=batch_size, batch_seconds=30, until_empty=True)
     started = time.monotonic()
-    summary = Poller(queue=queue, changelog=OpenDeltaChangelog(tmp), settings=settings).run()
-    return summary.rows, queue.last_delete - started, time.monotonic() - started
+    changelog = OpenDeltaChangelog(tmp)
+    summary = Poller(queue=queue, changelog=changelog, settings=settings).run()
+    elapsed = time.monotonic() - started
+    unique = len(set(pa.table(changelog.read_versions(-1)).column("event_id").to_pylist()))
+    if unique != summary.rows:
+        print(f"note: {summary.rows - unique} of {summary.rows} rows are redeliveries (same event_id): "
+              "the emulator handed one message to two concurrent receivers")
+    return summary.rows, queue.last_delete - started, elapsed
 
 
 def compare(label: str, endpoint: str, n: int, batch_size: int, receivers: int) -> None:

@@ -225,7 +225,8 @@ class Poller:
         acked, failures = self._acker.delete(batch.ack)
         self._keeper.release(batch.ack)
         self._crash("after_delete")
-        self._record(batch, version, acked, failures, (t1 - t0, self._clock() - t1))
+        self._record(batch, version, acked, failures, (t0 - (batch.opened_at or t0), t1 - t0,
+                                                       self._clock() - t1))
         return self._new_batch()
 
     def _metadata(self, batch: OpenBatch) -> dict[str, str]:
@@ -234,7 +235,7 @@ class Poller:
                 "rows": str(len(batch.rows))}
 
     def _record(self, batch: OpenBatch, version: int | None, acked: int, failures: list[str],
-                durations: tuple[float, float]) -> None:
+                durations: tuple[float, float, float]) -> None:
         s = self.summary
         s.batches += 1
         s.commits += version is not None
@@ -254,4 +255,5 @@ class Poller:
                    foreign=dict(batch.foreign), poison=len(batch.poison),
                    first_poison_error=batch.first_poison_error, delete_failures=len(failures),
                    first_delete_failure=failures[0] if failures else None, version=version,
-                   commit_s=round(durations[0], 4), ack_s=round(durations[1], 4))
+                   open_s=round(durations[0], 4), commit_s=round(durations[1], 4),
+                   ack_s=round(durations[2], 4))
