@@ -16,7 +16,7 @@ import pyarrow as pa
 from deltalake import DeltaTable
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 from deltalake.schema import Field, Schema
-from deltalake.transaction import AddAction, CommitProperties, Transaction
+from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
 from lakeinlet.errors import CommitConflict
@@ -73,7 +73,8 @@ class DeltaTarget:
         dt = self.table()
         if dt is None:
             try:
-                return DeltaTable.create(self.uri, schema, mode="error", partition_by=self.partition_by or None,
+                return DeltaTable.create(self.uri, schema, mode="error",
+                                         partition_by=self.partition_by or None,
                                          storage_options=self._options)
             except Exception:  # another loader created it first: use theirs
                 dt = self.table()
@@ -105,7 +106,8 @@ class DeltaTarget:
                 META + "outcomes": json.dumps([o.to_list() for o in outcomes], default=str)}
         return self._commit(dt, [_add(f) for f in result.files], end, meta)
 
-    def _commit(self, dt: DeltaTable, actions: list[AddAction], end: Position, meta: dict[str, str]) -> int:
+    def _commit(self, dt: DeltaTable, actions: list[AddAction | RemoveAction], end: Position,
+                meta: dict[str, str]) -> int:
         props = CommitProperties(app_transactions=[Transaction(self.app_id, end.complete)],
                                  custom_metadata=meta)
         try:

@@ -78,13 +78,15 @@ def take(rows: Sequence[ChangeRow], start: Position, caps: Caps,
     taken: list[ChangeRow] = []
     files = size = 0
     for row in rows:
-        if row.commit_version == start.complete + 1 and row.index < start.offset:
+        if row.commit_version <= start.complete or (
+                row.commit_version == start.complete + 1 and row.index < start.offset):
             continue
         row_bytes = row.size or 0
+        row_bytes = 0 if row_bytes > caps.max_bytes or row.is_removed else row_bytes  # never read
         if taken and (files + 1 > caps.max_files or size + row_bytes > caps.max_bytes):
             break
         taken.append(row)
-        files, size = files + 1, size + min(row_bytes, caps.max_bytes)
+        files, size = files + 1, size + row_bytes
     if not taken:
         return [], start
     last = taken[-1]

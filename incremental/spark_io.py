@@ -27,6 +27,7 @@ from lakeinlet.incremental.settings import ReadSection
 
 CORRUPT_COL = "_corrupt_record"
 LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time")
+Failed = dict[tuple[str, str], tuple[str, str]]
 WIDENING = {("int", "bigint"), ("float", "double"), ("int", "double"), ("bigint", "double"),
             ("date", "timestamp")}
 
@@ -106,10 +107,10 @@ class SparkReader:
         files = datafiles.data_files(self.fs, self.root, folder, self.partition_by)
         return ReadResult(tuple(files), to_arrow_schema(df.schema), rows, bad, failed)
 
-    def _load(self, objs: Sequence[PlannedObject]) -> tuple[DataFrame | None, list[PlannedObject], dict[Any, Any]]:
+    def _load(self, objs: Sequence[PlannedObject]) -> tuple[DataFrame | None, list[PlannedObject], Failed]:
         """The bulk read; Spark checks that every path exists when planning the read, so an
         object deleted since the HEAD is set aside as missing and the read is planned again."""
-        left, vanished = list(objs), {}
+        left, vanished = list(objs), Failed()
         while left:
             try:
                 return self._reader().load([self.uri(o) for o in left]), left, vanished
