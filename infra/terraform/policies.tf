@@ -1,0 +1,100 @@
+# Resource policy of the queue and identity policies of the two jobs.
+#
+# Identity policies carry no Condition keys (such as s3:prefix on ListBucket): the resource ARNs
+# already bound them, and moto, which the tests sign real calls against, cannot evaluate them.
+
+data "aws_iam_policy_document" "queue" {
+  statement {
+    sid       = "AllowSourceToSend"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [local.queue_arn]
+
+    principals {
+      type        = "Service"
+      identifiers = [local.sender_service]
+    }
+
+    condition {
+      test     = "ArnEquals"
+      variable = "aws:SourceArn"
+      values   = [local.sender_arn]
+    }
+
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account_id]
+    }
+  }
+
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["sqs:*"]
+    resources = [local.queue_arn]
+
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+# lakeinlet-poll: consume this queue (batch calls are authorised by the same actions) and
+# write the changelog table.
+data "aws_iam_policy_document" "event_source" {
+  statement {
+    sid = "ConsumeEventQueue"
+    actions = [
+      "sqs:ReceiveMessage",
+      "sqs:DeleteMessage",
+      "sqs:ChangeMessageVisibility",
+      "sqs:GetQueueAttributes",
+    ]
+    resources = [local.queue_arn]
+  }
+
+  statement {
+    sid       = "ReadWriteChangelog"
+    actions   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
+    resources = ["${local.lake_bucket_arn}/${local.changelog_prefix}*"]
+  }
+
+  statement {
+    sid       = "ListLakeBucket"
+    actions   = ["s3:ListBucket"]
+    resources = [local.lake_bucket_arn]
+  }
+}
+
+# lakeinlet-load: read notified objects, list the landing bucket for backfills, read and
+# write its tables, ledgers and the changelog (backfills append to it). Nothing else.
+data "aws_iam_policy_document" "loader" {
+  statement {
+    sid       = "ReadSourceObjects"
+    actions   = ["s3:GetObject"]
+    resources = ["${local.bucket_arn}/${var.source_prefix}*"]
+  }
+
+  statement {
+    sid       = "ListBuckets"
+    actions   = ["s3:ListBucket"]
+    resources = distinct([local.bucket_arn, local.lake_bucket_arn])
+  }
+
+  statement {
+    sid     = "ReadWriteLake"
+    actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"]
+    resources = distinct([
+      "${local.lake_bucket_arn}/${var.lake_prefix}*",
+      "${local.lake_bucket_arn}/${local.changelog_prefix}*",
+    ])
+  }
+}

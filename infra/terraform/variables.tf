@@ -1,0 +1,167 @@
+# Queue settings: names and defaults mirror lakeinlet.queue_settings.QueueSettings field by
+# field (the local stack of `lakeinlet local up`); tests/terraform fails when they drift.
+
+variable "name" {
+  description = "Name of the event queue; the DLQ is \"<name>-dlq\" and the optional SNS topic \"<name>-topic\"."
+  type        = string
+  default     = "lakeinlet-events"
+}
+
+variable "bucket_name" {
+  description = "Existing S3 bucket whose object events feed the queue (the landing bucket)."
+  type        = string
+}
+
+variable "account_id" {
+  description = "Account that owns the bucket (aws:SourceAccount in the queue and topic policies). Null: the caller's account."
+  type        = string
+  default     = null
+}
+
+variable "visibility_timeout_seconds" {
+  description = "Queue default visibility timeout. Must exceed the time to commit one poll batch, or messages come back and are read twice (the changelog dedups them by event id, but the work is repeated). lakeinlet-poll also sets it per receive (--visibility-timeout)."
+  type        = number
+  default     = 300
+
+  validation {
+    condition     = var.visibility_timeout_seconds >= 0 && var.visibility_timeout_seconds <= 43200
+    error_message = "visibility_timeout_seconds must be 0-43200."
+  }
+}
+
+variable "receive_wait_time_seconds" {
+  description = "Long polling wait of the queue (1-20 s). Long polling on by default: fewer empty receives, lower cost."
+  type        = number
+  default     = 20
+
+  validation {
+    condition     = var.receive_wait_time_seconds >= 1 && var.receive_wait_time_seconds <= 20
+    error_message = "receive_wait_time_seconds must be 1-20: lakeinlet expects long polling."
+  }
+}
+
+variable "message_retention_seconds" {
+  description = "How long an event waits for the event source before it is lost (default four days)."
+  type        = number
+  default     = 345600
+
+  validation {
+    condition     = var.message_retention_seconds >= 60 && var.message_retention_seconds <= 1209600
+    error_message = "message_retention_seconds must be 60-1209600."
+  }
+}
+
+variable "max_receive_count" {
+  description = "Receives before a message that keeps failing (a poison message) moves to the DLQ."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.max_receive_count >= 1 && var.max_receive_count <= 1000
+    error_message = "max_receive_count must be 1-1000."
+  }
+}
+
+variable "dlq_message_retention_seconds" {
+  description = "Retention of the DLQ (default 14 days, the SQS maximum) so operators have time to inspect dead letters. Must not be shorter than message_retention_seconds: a message's age counts from its first enqueue."
+  type        = number
+  default     = 1209600
+
+  validation {
+    condition     = var.dlq_message_retention_seconds >= 60 && var.dlq_message_retention_seconds <= 1209600
+    error_message = "dlq_message_retention_seconds must be 60-1209600."
+  }
+}
+
+variable "sqs_managed_sse" {
+  description = "Server-side encryption of both queues with SQS-owned keys (SSE-SQS). S3 and SNS can deliver to SSE-SQS queues without any key policy."
+  type        = bool
+  default     = true
+}
+
+variable "restrict_dlq_sources" {
+  description = "Attach a redrive allow policy to the DLQ so only the event queue may use it (byQueue). Off only for emulators: moto does not store RedriveAllowPolicy, so the provider waits for it until its create timeout."
+  type        = bool
+  default     = true
+}
+
+variable "event_types" {
+  description = "S3 event types sent to the queue. lakeinlet-poll keeps created and removed events and acknowledges others."
+  type        = list(string)
+  default     = ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+
+  validation {
+    condition     = length(var.event_types) > 0 && alltrue([for e in var.event_types : startswith(e, "s3:")])
+    error_message = "event_types must be a non-empty list of S3 event types such as s3:ObjectCreated:*."
+  }
+}
+
+variable "source_prefix" {
+  description = "Only keys under this prefix are notified, and the loader may read only these keys. Empty: the whole bucket."
+  type        = string
+  default     = ""
+}
+
+variable "source_suffix" {
+  description = "Only keys ending with this suffix (e.g. \".json\") are notified. Empty: any key."
+  type        = string
+  default     = ""
+}
+
+variable "manage_bucket_notification" {
+  description = "Create the bucket notification. An aws_s3_bucket_notification owns the bucket's whole notification configuration: set false when the bucket already has other notifications, and add the queue (output queue_arn) or topic to that configuration instead."
+  type        = bool
+  default     = true
+}
+
+variable "sns_fanout" {
+  description = "Route S3 -> SNS topic -> this queue instead of S3 -> queue, so other subscribers can share the bucket's events."
+  type        = bool
+  default     = false
+}
+
+variable "sns_raw_message_delivery" {
+  description = "With sns_fanout: deliver the S3 event itself (raw) instead of the SNS envelope. lakeinlet-poll reads both."
+  type        = bool
+  default     = false
+}
+
+variable "sns_kms_master_key_id" {
+  description = "With sns_fanout: customer-managed KMS key for the topic. S3 cannot publish to a topic encrypted with the AWS-managed key alias/aws/sns; the key policy must let s3.amazonaws.com use kms:GenerateDataKey* and kms:Decrypt. Null: the topic is not encrypted."
+  type        = string
+  default     = null
+}
+
+variable "lake_bucket_name" {
+  description = "Bucket of the lake (changelog, target tables, ledger). Null: the landing bucket."
+  type        = string
+  default     = null
+}
+
+variable "lake_prefix" {
+  description = "Prefix under the lake bucket that the loader may read and write (target tables, ledgers, changelog by default)."
+  type        = string
+  default     = "lakeinlet/"
+
+  validation {
+    condition     = var.lake_prefix != "" && endswith(var.lake_prefix, "/")
+    error_message = "lake_prefix must be a non-empty prefix ending with \"/\": the loader must not write the whole bucket."
+  }
+}
+
+variable "changelog_prefix" {
+  description = "Prefix of the changelog table in the lake bucket: the event source writes it, the loader reads it (and appends to it for backfills). Null: \"<lake_prefix>changelog/\"."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.changelog_prefix == null || try(endswith(var.changelog_prefix, "/") && var.changelog_prefix != "/", false)
+    error_message = "changelog_prefix must be a prefix ending with \"/\"."
+  }
+}
+
+variable "tags" {
+  description = "Tags for every resource that takes tags."
+  type        = map(string)
+  default     = {}
+}
