@@ -113,10 +113,10 @@ def test_a_failed_commit_deletes_nothing_and_the_messages_come_back() -> None:
     queue, changelog = JournalQueue(journal), MemoryChangelog(journal, fail=1)
     queue.send_batch([s3_body(f"k{i}") for i in range(5)])
     with pytest.raises(TransientError):
-        Poller(queue=queue, changelog=changelog, settings=settings(visibility_timeout=1)).run()
+        Poller(queue=queue, changelog=changelog, settings=settings(visibility_timeout=2)).run()
     assert [op for op, _ in journal] == []
     assert queue.depths().in_flight == 5
-    time.sleep(1.2)
+    time.sleep(2.2)
     summary = Poller(queue=queue, changelog=changelog, settings=settings()).run()
     assert summary.rows == 5 and sorted(r.event.key for r in changelog.rows) == [f"k{i}" for i in range(5)]
 
@@ -125,11 +125,11 @@ def test_crash_after_commit_redelivers_and_duplicates_share_event_ids() -> None:
     queue, changelog = InMemoryQueue(), MemoryChangelog()
     queue.send_batch([s3_body(f"k{i}") for i in range(6)])
     with pytest.raises(InjectedCrash):
-        Poller(queue=queue, changelog=changelog, settings=settings(visibility_timeout=1),
+        Poller(queue=queue, changelog=changelog, settings=settings(visibility_timeout=2),
                crash=crash_at("after_commit")).run()
     first = {r.event.event_id: r.event.key for r in changelog.rows}
-    assert queue.depths().in_flight == 6 - 0 and len(first) >= 1
-    time.sleep(1.2)
+    assert queue.depths().in_flight == 6 and len(first) == 6  # committed, not deleted
+    time.sleep(2.2)
     Poller(queue=queue, changelog=changelog, settings=settings()).run()
     ids = [r.event.event_id for r in changelog.rows]
     assert {r.event.key for r in changelog.rows} == {f"k{i}" for i in range(6)}
@@ -144,7 +144,7 @@ def test_poison_is_left_for_the_dlq_and_counted() -> None:
     queue.send_batch(["{not json", s3_body("good")])
     for _ in range(2):
         summary = Poller(queue=queue, changelog=changelog, settings=settings(visibility_timeout=1)).run()
-        assert summary.poison == 1 and "not JSON" in (summary.first_poison_error or "")
+        assert summary.poison >= 1 and "not JSON" in (summary.first_poison_error or "")
         time.sleep(1.2)
     Poller(queue=queue, changelog=changelog, settings=settings(visibility_timeout=1)).run()
     assert [r.event.key for r in changelog.rows] == ["good"]
@@ -174,12 +174,12 @@ def test_heartbeat_keeps_an_open_batch_hidden_beyond_the_visibility_timeout() ->
     queue, changelog = InMemoryQueue(), MemoryChangelog()
     queue.send_batch([s3_body(f"k{i}") for i in range(4)])
     poller = Poller(queue=queue, changelog=changelog,
-                    settings=settings(visibility_timeout=1, batch_seconds=2.5, batch_size=100,
+                    settings=settings(visibility_timeout=2, batch_seconds=4.5, batch_size=100,
                                       until_empty=False))
-    threading.Timer(3.2, poller.stop).start()
+    threading.Timer(5.0, poller.stop).start()
     poller.run()
     assert sorted(r.event.key for r in changelog.rows) == [f"k{i}" for i in range(4)]  # no redelivery
-    assert len(changelog.commits) == 1
+    assert len(changelog.commits) == 1 and poller.summary.acked == 4
 
 
 def test_stop_commits_the_open_batch_and_acks_it() -> None:
