@@ -63,18 +63,22 @@ class NullChangelog:
 
 
 class TimedQueue:
-    """Wraps a queue and records when the last delete returned (time to last ack)."""
+    """Wraps a queue: records when the last delete returned (time to last ack) and, optionally,
+    adds a fixed round-trip latency to every call (sleeping, as a network wait does)."""
 
-    def __init__(self, inner: Queue) -> None:
-        self.inner, self.last_delete = inner, 0.0
+    def __init__(self, inner: Queue, latency: float = 0.0) -> None:
+        self.inner, self.latency, self.last_delete = inner, latency, 0.0
 
     def receive(self, max_messages: int, wait_seconds: int, visibility_timeout: int) -> list[Message]:
+        time.sleep(self.latency)
         return self.inner.receive(max_messages, wait_seconds, visibility_timeout)
 
     def change_visibility(self, handles: Sequence[str], timeout: int) -> list[EntryFailure]:
+        time.sleep(self.latency)
         return self.inner.change_visibility(handles, timeout)
 
     def delete(self, handles: Sequence[str]) -> list[EntryFailure]:
+        time.sleep(self.latency)
         failures = self.inner.delete(handles)
         self.last_delete = time.monotonic()
         return failures
@@ -135,7 +139,7 @@ def send_all(endpoint: str, url: str, payload: list[str], threads: int = 8) -> f
 
 
 def bare_loop(endpoint: str, url: str, wait: int) -> tuple[int, float, float]:
-    """Receive(10) + DeleteMessageBatch, one thread, until an empty long poll.
+    """Receive(10) + DeleteMessageBatch with boto3, one thread, until an empty long poll.
     Returns (messages, seconds to the last delete, seconds to empty)."""
     sqs = client("sqs", AwsSection(endpoint_url=endpoint))
     started, last, n = time.monotonic(), 0.0, 0
@@ -147,40 +151,68 @@ def bare_loop(endpoint: str, url: str, wait: int) -> tuple[int, float, float]:
     return n, last - started, time.monotonic() - started
 
 
-def poller_drain(endpoint: str, url: str, batch_size: int, receivers: int,
-                 tmp: str) -> tuple[int, float, float]:
-    aws = AwsSection(endpoint_url=endpoint)
-    queue = TimedQueue(SqsQueue.from_config(url, aws))
+def bare_port_loop(queue: Queue, wait: int) -> tuple[int, float, float]:
+    """The same bare loop through the queue port (for the in-process queue)."""
+    started, last, n = time.monotonic(), 0.0, 0
+    while msgs := queue.receive(10, wait, 300):
+        queue.delete([m.receipt_handle for m in msgs])
+        n, last = n + len(msgs), time.monotonic()
+    return n, last - started, time.monotonic() - started
+
+
+def poller_drain(queue: Queue, batch_size: int, receivers: int) -> tuple[int, float, float]:
+    """Drain with the poller into a fresh local Delta changelog; same figures as the bare loop."""
+    timed = TimedQueue(queue)
     settings = PollerSettings(wait_seconds=1, visibility_timeout=300, receivers=receivers,
                               batch_size=batch_size, batch_seconds=30, until_empty=True)
-    started = time.monotonic()
-    changelog = OpenDeltaChangelog(tmp)
-    summary = Poller(queue=queue, changelog=changelog, settings=settings).run()
-    elapsed = time.monotonic() - started
-    unique = len(set(pa.table(changelog.read_versions(-1)).column("event_id").to_pylist()))
+    with tempfile.TemporaryDirectory() as tmp:
+        changelog = OpenDeltaChangelog(tmp + "/changelog")
+        started = time.monotonic()
+        summary = Poller(queue=timed, changelog=changelog, settings=settings).run()
+        elapsed = time.monotonic() - started
+        unique = len(set(pa.table(changelog.read_versions(-1)).column("event_id").to_pylist()))
     if unique != summary.rows:
         print(f"note: {summary.rows - unique} of {summary.rows} rows are redeliveries (same event_id): "
               "the emulator handed one message to two concurrent receivers")
-    return summary.rows, queue.last_delete - started, elapsed
+    return summary.rows, timed.last_delete - started, elapsed
+
+
+def report(label: str, poller: tuple[int, float, float], bare: tuple[int, float, float],
+           receivers: int, batch_size: int) -> None:
+    print(f"{'loop':<44}{'messages':>9}{'to last ack s':>15}{'msg/s':>9}{'to empty s':>12}")
+    for name, (n, to_ack, to_empty) in ((f"poller ({receivers} receivers, batch {batch_size}, Delta)",
+                                         poller), ("bare Receive(10)+DeleteBatch, 1 thread", bare)):
+        print(f"{name:<44}{n:>9,}{to_ack:>15.2f}{n / to_ack:>9,.0f}{to_empty:>12.2f}")
+    ratio = (poller[0] / poller[1]) / (bare[0] / bare[1])
+    print(f"{label}: poller / bare loop throughput = {ratio:.2f}x (to last ack; 'to empty' adds the "
+          "final empty long poll of 1 s)")
+
+
+def bench_latency(quick: bool) -> None:
+    n, latency = (3000 if quick else 10000), 0.02
+    print(f"\n== in process with {latency * 1000:.0f} ms per queue call (an SQS round trip): "
+          f"{n:,} messages, poller vs bare loop ==")
+    results = []
+    for drain in (lambda q: poller_drain(q, 1000, 4), lambda q: bare_port_loop(q, 1)):
+        queue = InMemoryQueue()
+        queue.send_batch(bodies(n))
+        results.append(drain(TimedQueue(queue, latency)))
+    report("in process + latency", results[0], results[1], 4, 1000)
 
 
 def compare(label: str, endpoint: str, n: int, batch_size: int, receivers: int) -> None:
     sqs = client("sqs", AwsSection(endpoint_url=endpoint))
     url = sqs.create_queue(QueueName=f"bench-{int(time.time() * 1000)}",
                            Attributes={"VisibilityTimeout": "300"})["QueueUrl"]
+    send_all(endpoint, url, bodies(min(n, 1000), start=10_000_000))  # warm the server up
+    bare_loop(endpoint, url, wait=1)
     sent = send_all(endpoint, url, bodies(n))
-    with tempfile.TemporaryDirectory() as tmp:
-        rows, to_ack, to_empty = poller_drain(endpoint, url, batch_size, receivers, tmp + "/cl")
+    poller = poller_drain(SqsQueue.from_config(url, AwsSection(endpoint_url=endpoint)), batch_size,
+                          receivers)
     sent2 = send_all(endpoint, url, bodies(n, start=n))
-    bare_n, bare_ack, bare_empty = bare_loop(endpoint, url, wait=1)
+    bare = bare_loop(endpoint, url, wait=1)
     print(f"sent {n:,} messages in {sent:.1f} s and {sent2:.1f} s (SendMessageBatch, 8 threads)")
-    print(f"{'loop':<44}{'messages':>9}{'to last ack s':>15}{'msg/s':>9}{'to empty s':>12}")
-    print(f"{f'poller ({receivers} receivers, batch {batch_size}, Delta)':<44}{rows:>9,}{to_ack:>15.2f}"
-          f"{rows / to_ack:>9,.0f}{to_empty:>12.2f}")
-    print(f"{'bare Receive(10)+DeleteBatch, 1 thread':<44}{bare_n:>9,}{bare_ack:>15.2f}"
-          f"{bare_n / bare_ack:>9,.0f}{bare_empty:>12.2f}")
-    print(f"{label}: poller / bare loop throughput = {(rows / to_ack) / (bare_n / bare_ack):.2f}x "
-          f"(to last ack; 'to empty' adds the final empty long poll of 1 s)")
+    report(label, poller, bare, receivers, batch_size)
 
 
 def bench_moto(quick: bool) -> None:
@@ -220,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, quick={args.quick}")
     bench_inproc(args.quick)
+    bench_latency(args.quick)
     bench_moto(args.quick)
     if args.skip_localstack:
         print("\nLocalStack stage skipped (--skip-localstack)")
