@@ -25,8 +25,11 @@ KEYS = ["plain/a.json", "with space/b c.json", "plus/c+d.json", "pct/e%2Bf%25.js
 
 
 def poll_args(stack: Stack, changelog: str, *extra: str) -> list[str]:
+    """One receiver: moto's ReceiveMessage is not atomic across concurrent callers (the benchmark
+    saw 2 of 200 messages handed to two receivers at once), which would make exact row counts
+    flaky here. Parallel receivers are tested on the in-memory queue (tests/unit/test_poller.py)."""
     return ["--queue-url", stack.queue_url, "--changelog", changelog, "--endpoint-url", stack.endpoint,
-            "--until-empty", "--wait-seconds", "1", "--receivers", "2", "--batch-seconds", "2", *extra]
+            "--until-empty", "--wait-seconds", "1", "--receivers", "1", "--batch-seconds", "2", *extra]
 
 
 def upload(stack: Stack, keys: list[str], bucket: str | None = None) -> None:
@@ -80,7 +83,7 @@ def test_crash_between_commit_and_delete_loses_nothing(moto_server: MotoServer, 
     stack = short_stack(moto_server, visibility_timeout_seconds=2)
     upload(stack, KEYS)
     uri = str(tmp_path / "cl")
-    settings = PollerSettings(wait_seconds=1, visibility_timeout=2, receivers=2, batch_size=100,
+    settings = PollerSettings(wait_seconds=1, visibility_timeout=2, receivers=1, batch_size=100,
                               batch_seconds=1.5, until_empty=True)
     with pytest.raises(InjectedCrash):
         Poller(queue=SqsQueue.from_config(stack.queue_url, aws), changelog=DeltaChangelog(uri, aws),
