@@ -7,6 +7,8 @@ STAMP  := $(VENV)/.installed-stamp
 export LAKEINLET_JARS := $(abspath $(JARS))
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
+# Tests and the demo keep Spark's driver on loopback (override for a real cluster).
+export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: install jars demo test lint unit bench clean
 

@@ -15,6 +15,7 @@ for _name, _value in TEST_CREDENTIALS.items():
     os.environ[_name] = _value
 os.environ.pop("AWS_ENDPOINT_URL", None)
 os.environ.pop("AWS_PROFILE", None)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # Spark binds to loopback only
 
 
 @pytest.fixture(scope="session")
