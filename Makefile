@@ -10,7 +10,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Tests and the demo keep Spark's driver on loopback (override for a real cluster).
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install jars demo test lint unit bench clean
+.PHONY: install jars demo test lint unit bench docs clean
 
 install: $(STAMP)
 
@@ -42,6 +42,9 @@ unit: install
 
 bench: install jars
 	$(BIN)/python bench/poller.py
+
+docs: install
+	$(BIN)/lakeinlet config-reference --update README.md
 
 clean:
 	rm -rf $(VENV) $(JARS) .pytest_cache .mypy_cache .ruff_cache

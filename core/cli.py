@@ -71,14 +71,34 @@ def local_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def config_reference(args: argparse.Namespace) -> int:
-    """Print the configuration reference of both jobs as Markdown (it is generated from code)."""
+REF_START, REF_END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
+
+
+def reference_text() -> str:
+    """The configuration reference of both jobs as Markdown (generated from the field docs)."""
     from lakeinlet.config import reference_markdown
     from lakeinlet.incremental.settings import LoaderConfig
     from lakeinlet.sources.settings import SourceConfig
 
-    print(reference_markdown(SourceConfig, "Event source (`lakeinlet-poll`)"))
-    print(reference_markdown(LoaderConfig, "Incremental loader (`lakeinlet-load`)"))
+    return (reference_markdown(SourceConfig, "Event source (`lakeinlet-poll`)") + "\n"
+            + reference_markdown(LoaderConfig, "Incremental loader (`lakeinlet-load`)"))
+
+
+def config_reference(args: argparse.Namespace) -> int:
+    """Print the reference, or with --update rewrite the block between the README's markers."""
+    text = reference_text()
+    if not args.update:
+        print(text)
+        return 0
+    path = Path(args.update)
+    doc = path.read_text(encoding="utf-8")
+    if REF_START not in doc or REF_END not in doc:
+        print(f"{path}: markers {REF_START} … {REF_END} not found", file=sys.stderr)
+        return 2
+    head, rest = doc.split(REF_START, 1)
+    tail = rest.split(REF_END, 1)[1]
+    path.write_text(f"{head}{REF_START}\n{text}{REF_END}{tail}", encoding="utf-8")
+    print(f"updated the configuration reference in {path}")
     return 0
 
 
@@ -104,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     jars.add_argument("--dest", default=".jars")
     jars.set_defaults(func=lambda a: __import__("lakeinlet.jars").jars.main(["--dest", a.dest]))
     ref = sub.add_parser("config-reference", help="print both jobs' configuration as Markdown")
+    ref.add_argument("--update", metavar="FILE", help="rewrite the reference block in FILE")
     ref.set_defaults(func=config_reference)
     return parser
 
