@@ -53,6 +53,9 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None) -> dict
         "spark.sql.shuffle.partitions": str(section.shuffle_partitions),
         "spark.sql.sources.partitionOverwriteMode": "static",
         "spark.ui.enabled": "false",
+        # The loader passes explicit file paths; above this many paths Spark starts a whole job
+        # just to stat them (measured: 2.5x slower for 40 objects on s3a). Overridable.
+        "spark.sql.sources.parallelPartitionDiscovery.threshold": "10000",
     }
     if jars := jar_list(section.jars):
         conf["spark.jars"] = ",".join(jars)
