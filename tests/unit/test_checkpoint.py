@@ -1,0 +1,87 @@
+"""Checkpoint show/reset and ledger repair on local Delta tables (delta-rs only, no Spark)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from lakeinlet.aws import AwsSection
+from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.events import ObjectEvent, ReceivedEvent
+from lakeinlet.incremental import checkpoint as ck
+from lakeinlet.incremental.delta_target import DeltaTarget
+from lakeinlet.incremental.ledger import DeltaLedger
+from lakeinlet.incremental.model import Outcome, PlannedObject, Position
+from lakeinlet.incremental.ports import ReadResult
+
+pytestmark = pytest.mark.unit
+AWS = AwsSection()
+NOW = datetime(2026, 11, 22, tzinfo=UTC)
+
+
+def _changelog(tmp: Path, commits: int) -> DeltaChangelog:
+    cl = DeltaChangelog(str(tmp / "changelog"))
+    for v in range(commits):
+        ev = ObjectEvent("b", f"k{v}", "ObjectCreated:Put", NOW, 10, f"e{v}")
+        cl.append([ReceivedEvent(ev, f"m{v}", NOW, f"p{v}")] * 2, {"poll_batch": f"p{v}"})
+    return cl
+
+
+def _outcome(key: str) -> Outcome:
+    return Outcome(PlannedObject("b", key, "e", None, 10, f"id-{key}", NOW, 0), "loaded", "", 3)
+
+
+def _load(target: DeltaTarget, start: Position, end: Position, key: str) -> int:
+    return target.commit(ReadResult((), None, {}, {}, {}), start, end, f"batch-{key}", [_outcome(key)])
+
+
+def test_show_reports_checkpoint_and_lag(tmp_path: Path) -> None:
+    cl = _changelog(tmp_path, 4)
+    target = DeltaTarget(str(tmp_path / "t"), AWS, "app")
+    assert ck.show(target, cl).checkpoint.position is None
+    _load(target, Position(-1), Position(1), "k0")
+    view = ck.show(target, cl, now=datetime.now(UTC) + timedelta(seconds=60))
+    assert (view.head, view.lag_versions, view.lag_events) == (3, 2, 4)
+    assert [c.version for c in view.pending] == [2, 3] and view.lag_seconds >= 59
+    assert target.table().transaction_version("app") == 1  # type: ignore[union-attr]
+
+
+def test_reset_back_and_forward_is_audited_and_applied_once(tmp_path: Path) -> None:
+    cl = _changelog(tmp_path, 5)
+    target = DeltaTarget(str(tmp_path / "t"), AWS, "app")
+    _load(target, Position(-1), Position(2), "k0")
+    back = ck.plan_reset(target, cl, ck.resolve(cl, 1, None), "replay")
+    assert [c.version for c in back.reread] == [1, 2] and not back.skipped
+    version = ck.apply_reset(target, back, "replay")
+    assert version is not None and target.checkpoint().position == Position(0)
+    again = ck.plan_reset(target, cl, ck.resolve(cl, 1, None), "replay")
+    assert again.already_applied == version and ck.apply_reset(target, again, "replay") is None
+    fwd = ck.plan_reset(target, cl, Position(4), "skip")
+    assert [c.version for c in fwd.skipped] == [1, 2, 3, 4]
+    ck.apply_reset(target, fwd, "skip")
+    assert target.checkpoint().position == Position(4)
+    reasons = [h.get("lakeinlet.reason") for h in target.history() if "lakeinlet.reason" in h]
+    assert reasons == ["skip", "replay"]
+
+
+def test_ledger_is_repaired_from_the_target_commit_metadata(tmp_path: Path) -> None:
+    target = DeltaTarget(str(tmp_path / "t"), AWS, "app")
+    ledger = DeltaLedger(str(tmp_path / "ledger"), AWS, "app")
+    v0 = _load(target, Position(-1), Position(0), "a")
+    ledger.append([_outcome("a")], v0, "batch-a")
+    _load(target, Position(0), Position(1), "b")  # crash: ledger never written for this batch
+    assert ledger.repair(target) == 1
+    assert ledger.repair(target) == 0
+    assert sorted(r["key"] for r in ledger.read().to_pylist()) == ["a", "b"]
+    assert ledger.known([_outcome("b").obj]) == {_outcome("b").obj.ref}
+
+
+def test_commit_from_a_stale_checkpoint_is_a_conflict(tmp_path: Path) -> None:
+    from lakeinlet.errors import CommitConflict
+
+    target = DeltaTarget(str(tmp_path / "t"), AWS, "app")
+    _load(target, Position(-1), Position(0), "a")
+    with pytest.raises(CommitConflict, match="another loader"):
+        _load(target, Position(-1), Position(0), "a")
