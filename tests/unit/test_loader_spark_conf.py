@@ -18,7 +18,8 @@ def test_no_endpoint_means_no_s3a_overrides_and_no_jars() -> None:
     assert conf["spark.sql.parquet.outputTimestampType"] == "TIMESTAMP_MICROS"
 
 
-def test_emulator_endpoint_sets_path_style_plain_http_and_static_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_emulator_endpoint_sets_path_style_plain_http_and_static_keys(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
     conf = session_conf(SparkSection(spark_conf=("spark.x=1",)), "http://127.0.0.1:5000")
