@@ -62,10 +62,11 @@ class DeltaTarget:
         version, txn = int(dt.version()), dt.transaction_version(self.app_id)
         if txn is None:
             return Checkpoint(None, version)
-        for h in dt.history(None):
-            if h.get(META + "app_id") == self.app_id and META + "position" in h:
-                when = datetime.fromtimestamp(int(h["timestamp"]) / 1000, UTC)
-                return Checkpoint(Position.from_json(h[META + "position"]), version, when)
+        for limit in (16, None):  # the newest commits nearly always hold it: read few first
+            for h in dt.history(limit):
+                if h.get(META + "app_id") == self.app_id and META + "position" in h:
+                    when = datetime.fromtimestamp(int(h["timestamp"]) / 1000, UTC)
+                    return Checkpoint(Position.from_json(h[META + "position"]), version, when)
         return Checkpoint(Position(int(txn)), version)
 
     def _ensure(self, schema: pa.Schema) -> DeltaTable:
@@ -130,8 +131,10 @@ class DeltaTarget:
         return self._commit(dt, [], to, meta)
 
     def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
-        out = []
-        for h in self.history():
+        dt, out = self.table(), []
+        if dt is None:
+            return []
+        for h in dt.history(max(int(dt.version()) - target_version, 1)):
             if int(h["version"]) > target_version and h.get(META + "operation") == LOAD \
                     and h.get(META + "app_id") == self.app_id:
                 outcomes = [Outcome.from_list(v) for v in json.loads(h[META + "outcomes"])]
