@@ -159,3 +159,17 @@ def test_a_missing_queue_is_a_terminal_error(moto_server: MotoServer, tmp_path: 
     url = f"{moto_server.endpoint}/123456789012/{unique('missing')}"
     assert main(["--queue-url", url, "--changelog", str(tmp_path / "cl"), "--endpoint-url",
                  moto_server.endpoint, "--until-empty", "--wait-seconds", "0"]) == 2
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["sns-wrapped", "sns-raw"])
+def test_s3_to_sns_to_sqs_envelopes(moto_server: MotoServer, aws: AwsSection, tmp_path: Path,
+                                    raw: bool) -> None:
+    stack = provision(moto_server.endpoint, bucket=unique("land"), queue=unique("events"),
+                      via_sns=True, raw_delivery=raw)
+    upload(stack, KEYS[:3])
+    uri = str(tmp_path / "cl")
+    assert main(poll_args(stack, uri, "--bucket", stack.bucket)) == 0
+    got = rows(uri, aws)
+    assert sorted(r["key"] for r in got) == sorted(KEYS[:3])
+    assert {r["envelope"] for r in got} == {"s3" if raw else "sns"}
+    assert queue_counts(stack) == (0, 0)
