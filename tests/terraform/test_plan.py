@@ -1,0 +1,78 @@
+"""Plans of the example root against the moto server: defaults, the paths the apply test cannot
+take on moto (the DLQ's redrive allow policy, SNS fan-out), and the guards on bad settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakeinlet.emulator import MotoServer
+from lakeinlet.queue_settings import QueueSettings
+from tests.terraform.terraform_cli import Terraform, TerraformError
+
+pytestmark = pytest.mark.terraform
+
+BUCKET = {"bucket_name": "tf-plan-landing"}
+# What lakeinlet.emulator.set_notifications subscribes the local stack's queue to.
+LOCAL_STACK_EVENTS = ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+
+
+@pytest.fixture(scope="module")
+def tf(terraform_bin: str, tf_mirror: Path, tf_moto: MotoServer,
+       tmp_path_factory: pytest.TempPathFactory) -> Terraform:
+    return Terraform.prepare(terraform_bin, tf_mirror, tmp_path_factory.mktemp("tf-plan"),
+                             tf_moto.endpoint)
+
+
+@pytest.fixture(scope="module")
+def default_plan(tf: Terraform) -> dict[str, Any]:
+    return tf.plan_json(BUCKET)
+
+
+def _planned(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Planned resources by address, the module's included."""
+    out: dict[str, dict[str, Any]] = {}
+    stack = [plan["planned_values"]["root_module"]]
+    while stack:
+        module = stack.pop()
+        out |= {r["address"]: r.get("values", {}) for r in module.get("resources", [])
+                if r["mode"] == "managed"}
+        stack.extend(module.get("child_modules", []))
+    return out
+
+
+def test_variable_defaults_are_the_local_stack_settings(default_plan: dict[str, Any]) -> None:
+    """One set of queue settings: QueueSettings (`lakeinlet local up`) and variables.tf."""
+    module = default_plan["configuration"]["root_module"]["module_calls"]["lakeinlet"]["module"]
+    variables = module["variables"]
+    expected = QueueSettings().as_dict()
+    assert {name: variables[name].get("default") for name in expected} == expected
+    assert variables["event_types"]["default"] == LOCAL_STACK_EVENTS
+
+
+def test_default_plan_restricts_the_dlq_to_the_event_queue(default_plan: dict[str, Any]) -> None:
+    planned = _planned(default_plan)
+    assert "module.lakeinlet.aws_sqs_queue_redrive_allow_policy.dlq[0]" in planned
+    config = default_plan["configuration"]["root_module"]["module_calls"]["lakeinlet"]["module"]
+    [allow] = [r for r in config["resources"] if r["type"] == "aws_sqs_queue_redrive_allow_policy"]
+    assert "aws_sqs_queue.events.arn" in allow["expressions"]["redrive_allow_policy"]["references"]
+    assert not [a for a in planned if "aws_sns" in a], "SNS resources without sns_fanout"
+
+
+def test_sns_fanout_routes_the_bucket_through_a_topic(tf: Terraform) -> None:
+    planned = _planned(tf.plan_json(BUCKET | {"sns_fanout": "true"}))
+    sub = planned["module.lakeinlet.aws_sns_topic_subscription.queue[0]"]
+    assert sub["protocol"] == "sqs" and sub["raw_message_delivery"] is False
+    assert "module.lakeinlet.aws_sns_topic_policy.events[0]" in planned
+    notification = planned["module.lakeinlet.aws_s3_bucket_notification.events[0]"]
+    assert notification["queue"] == []
+    [topic] = notification["topic"]
+    assert (topic["events"], topic["filter_prefix"]) == (LOCAL_STACK_EVENTS, "incoming/")
+
+
+def test_module_refuses_a_loader_policy_over_the_whole_bucket(tf: Terraform) -> None:
+    with pytest.raises(TerraformError, match=r"must not\s+write the whole bucket"):
+        tf.run("plan", *[f"-var={k}={v}" for k, v in (BUCKET | {"lake_prefix": ""}).items()])
+
