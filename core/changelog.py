@@ -74,7 +74,7 @@ class DeltaChangelog:
             return _empty_read()
         reader = dt.load_cdf(starting_version=after + 1, ending_version=last,
                              columns=[*CHANGELOG_SCHEMA.names, "_commit_version", "_commit_timestamp"])
-        table = reader.read_all()
+        table = pa.table(reader.read_all())  # delta-rs returns an arro3 table
         return table.drop_columns([c for c in ("_change_type",) if c in table.column_names])
 
     def commits(self, after: int = -1, limit: int | None = None) -> list[CommitInfo]:

@@ -63,3 +63,12 @@ def test_version_at_resolves_a_point_in_time(changelog: DeltaChangelog) -> None:
     assert changelog.version_at(before) == -1
     assert changelog.version_at(changelog.commits()[0].timestamp) == 0
     assert changelog.version_at(datetime.now(UTC) + timedelta(seconds=5)) == 1
+
+
+def test_read_versions_returns_a_pyarrow_table(changelog: DeltaChangelog) -> None:
+    import pyarrow as pa
+
+    changelog.append(_rows("b0", 2), {"poll_batch": "b0"})
+    table = changelog.read_versions(after=-1)
+    assert isinstance(table, pa.Table)
+    assert table.num_rows == 2 and "_change_type" not in table.column_names
