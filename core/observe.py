@@ -62,6 +62,24 @@ def duplicates(uri: str, aws: AwsSection, key: str) -> int:
     return int(read_table(uri, aws, sql)["n"].iloc[0])
 
 
+def table_counts(uri: str, aws: AwsSection, key: str) -> dict[str, int]:
+    """Rows, distinct `key` values, keys held by more than one row, and source objects."""
+    sql = (f"SELECT count(*) AS rows, count(DISTINCT {key}) AS keys, "
+           "count(DISTINCT _source_key) AS objects FROM t")
+    got = read_table(uri, aws, sql).iloc[0]
+    return {"rows": int(got["rows"]), "keys": int(got["keys"]),
+            "duplicates": duplicates(uri, aws, key), "objects": int(got["objects"])}
+
+
+def changelog_rows(uri: str, aws: AwsSection, after: int = -1, until: int | None = None) -> pd.DataFrame:
+    """The events committed in changelog versions `after+1 .. until` (what a loader whose
+    checkpoint is `after` reads next), with their commit version and time."""
+    cols = ["_commit_version", "_commit_timestamp", "key", "event_name", "size", "event_time",
+            "envelope", "poll_batch"]
+    rows = pa.table(DeltaChangelog(uri, aws).read_versions(after, until)).select(cols).to_pandas()
+    return rows.sort_values(["_commit_version", "key"]).reset_index(drop=True)
+
+
 def quarantined(ledger_uri: str, aws: AwsSection, partial: bool = True) -> pd.DataFrame:
     """Ledger rows of objects not (fully) loaded: status other than `loaded`, and with `partial`
     also loaded objects whose malformed records were dropped. Newest first."""
@@ -225,7 +243,8 @@ def dlq_from_messages(messages: Sequence[dict[str, Any]]) -> pd.DataFrame:
         sent = attrs.get("SentTimestamp")
         rows.append({"message_id": m["MessageId"], "sent_at": _ms(sent) if sent else None,
                      "receive_count": int(attrs.get("ApproximateReceiveCount", 0)),
-                     "reason": poison_reason(m.get("Body", ""), m["MessageId"]),
+                     "reason": poison_reason(m.get("Body", ""), m["MessageId"])
+                     .removeprefix(f"message {m['MessageId']}: "),
                      "body": m.get("Body", "")[:120]})
     return pd.DataFrame(rows, columns=["message_id", "sent_at", "receive_count", "reason", "body"])
 
@@ -255,6 +274,7 @@ def plot_changelog_commits(commits: pd.DataFrame) -> Figure:
         ax.annotate(f"v{v}", (when, n), ha="center", va="bottom", fontsize=8)
     ax.set(title="Changelog: events per commit", xlabel="commit time (UTC)", ylabel="events")
     ax.margins(y=0.2)
+    ax.yaxis.get_major_locator().set_params(integer=True)
     fig.autofmt_xdate()
     return fig
 
@@ -300,6 +320,7 @@ def plot_lag(lag: pd.DataFrame) -> Figure:
         if not s.empty:
             left.axvline(s.quantile(q), color="black", linestyle=style, label=f"p{int(q * 100)}")
     left.set(title="Lag: event time → loaded", xlabel="seconds", ylabel="objects")
+    left.yaxis.get_major_locator().set_params(integer=True)
     left.legend(fontsize=8)
     stages = ["queue_s", "changelog_s", "load_s"]
     data = [lag[c].dropna() for c in stages]

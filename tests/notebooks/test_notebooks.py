@@ -1,0 +1,194 @@
+"""The operator notebooks, executed with nbclient against the emulator, checked by what they print.
+
+Each notebook runs in a kernel of THIS interpreter (a kernelspec installed into a temp prefix), its
+cells must run without error, and the JSON summary its last cell prints is checked. Whatever the
+kernel started (moto, Spark's JVM) and left running is killed by pid afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import psutil
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+KERNEL = "lakeinlet-notebook-test"
+CELL_TIMEOUT = 600  # the first Spark read on a loaded 2-core machine has taken 140 s
+
+pytestmark = pytest.mark.notebooks
+
+
+@pytest.fixture(scope="session")
+def kernel_specs(tmp_path_factory: pytest.TempPathFactory) -> KernelSpecManager:
+    """A kernelspec of this interpreter in a temp prefix: never a `python3` found elsewhere."""
+    prefix = tmp_path_factory.mktemp("jupyter")
+    subprocess.run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(prefix),
+                    "--name", KERNEL], check=True, capture_output=True)
+    specs = KernelSpecManager(kernel_dirs=[str(prefix / "share" / "jupyter" / "kernels")],
+                              ensure_native_kernel=False)
+    assert specs.get_kernel_spec(KERNEL).argv[0] == sys.executable
+    return specs
+
+
+@pytest.fixture
+def kernel_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the kernel inherits: headless matplotlib, Spark on loopback with this Python and jars."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
+    monkeypatch.setenv("LAKEINLET_JARS", os.environ.get("LAKEINLET_JARS", str(ROOT / ".jars")))
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+
+
+class Descendants:
+    """Processes the kernel started, remembered after each cell so they can be ended by pid."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, psutil.Process] = {}
+
+    def collect(self, pid: int | None) -> None:
+        if pid is None:
+            return
+        try:
+            kids = psutil.Process(pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return
+        for proc in kids:
+            self.seen.setdefault(proc.pid, proc)
+
+    def kill_leftovers(self, grace: float = 5.0) -> list[str]:
+        """Give them `grace` seconds to exit with the kernel, then kill the rest (psutil checks
+        each one's start time, so a reused pid is never hit)."""
+        _, alive = psutil.wait_procs(list(self.seen.values()), timeout=grace)
+        killed = []
+        for proc in alive:
+            try:
+                killed.append(" ".join(proc.cmdline()[:3])[:120])
+                proc.kill()
+            except psutil.NoSuchProcess:
+                continue
+        return killed
+
+
+def execute(name: str, specs: KernelSpecManager) -> tuple[Any, float]:
+    """Run the notebook in its own folder; returns the executed notebook and the seconds taken."""
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    km = KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
+    tracked = Descendants()
+    client = NotebookClient(nb, km=km, timeout=CELL_TIMEOUT, kernel_name=KERNEL,
+                            resources={"metadata": {"path": str(NOTEBOOKS)}},
+                            on_cell_executed=lambda **_: tracked.collect(_kernel_pid(km)))
+    started = time.monotonic()
+    try:
+        client.execute()
+    finally:
+        elapsed = time.monotonic() - started
+        left = tracked.kill_leftovers()
+        if left:
+            print(f"{name}: killed leftovers {left}")
+        if keep := os.environ.get("LAKEINLET_NOTEBOOK_OUTPUT"):  # to look at what ran
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, Path(keep) / name)
+    return nb, elapsed
+
+
+def _kernel_pid(km: KernelManager) -> int | None:
+    process = getattr(km.provisioner, "process", None)
+    return None if process is None else int(process.pid)
+
+
+def outputs(nb: Any, kind: str = "stream") -> Iterator[dict[str, Any]]:
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out["output_type"] == kind or (kind == "image" and "image/png" in out.get("data", {})):
+                yield out
+
+
+def stdout(nb: Any) -> str:
+    return "".join(o["text"] for o in outputs(nb) if o["name"] == "stdout")
+
+
+def summary(nb: Any) -> dict[str, Any]:
+    """The JSON object the last cell prints as its last line."""
+    last = nb.cells[-1]
+    text = "".join(o.get("text", "") for o in last.get("outputs", []) if o.get("name") == "stdout")
+    assert text.strip(), "the last cell printed nothing"
+    return dict(json.loads(text.strip().splitlines()[-1]))
+
+
+def slowest(nb: Any, n: int = 3) -> str:
+    """The `n` slowest code cells as `#index seconds`, from nbclient's timing metadata."""
+    times = []
+    for i, cell in enumerate(nb.cells):
+        ex = cell.get("metadata", {}).get("execution", {})
+        if "iopub.execute_input" in ex and "shell.execute_reply" in ex:
+            start, end = (datetime.fromisoformat(ex[k].replace("Z", "+00:00"))
+                          for k in ("iopub.execute_input", "shell.execute_reply"))
+            times.append(((end - start).total_seconds(), i))
+    return ", ".join(f"#{i} {t:.1f}s" for t, i in sorted(times, reverse=True)[:n])
+
+
+@pytest.fixture
+def run_notebook(kernel_specs: KernelSpecManager, kernel_env: None,
+                 capsys: pytest.CaptureFixture[str]) -> Any:
+    def run(name: str) -> Any:
+        nb, elapsed = execute(name, kernel_specs)
+        with capsys.disabled():
+            print(f"\n[notebook time] {name}: {elapsed:.1f} s; slowest cells: {slowest(nb)}")
+        return nb
+    return run
+
+
+@pytest.mark.timeout(1200)
+def test_quickstart(run_notebook: Any) -> None:
+    nb = run_notebook("01_quickstart.ipynb")
+    got = summary(nb)
+    assert got == {"rows": 24, "uploaded": 24, "duplicates": 0, "objects": 6}
+    text = stdout(nb)
+    assert "loaded 8 rows in 1 batches" in text  # once per format: 2 files x 4 rows
+    html = "".join(o["data"].get("text/html", "") for o in outputs(nb, "execute_result"))
+    assert "filtered" in html and "csv/part-00000.csv" in html  # the ledger table was shown
+
+
+@pytest.mark.timeout(1200)
+def test_changelog_and_lag(run_notebook: Any) -> None:
+    nb = run_notebook("02_changelog_and_lag.ipynb")
+    got = summary(nb)
+    assert (got["rows"], got["uploaded"], got["duplicates"]) == (60, 60, 0)
+    assert got["changelog_commits"] == 4
+    assert got["load_batches"] == 3  # --max-files 5 over 8 objects, then 5 objects
+    assert got["lag_objects"] == 12
+    assert got["dlq"] == 1 and "not JSON" in got["dlq_reasons"][0]
+    assert got["quarantined"] == ["corrupt"]
+    assert len(list(outputs(nb, "image"))) == 3, "expected the three figures"
+    text = stdout(nb)
+    assert "dlq:   1 visible" in text and "dlq_visible        1" in text
+    assert "lag: 2 versions, 5 events" in text  # status before the last run
+    assert "checkpoint: 3 (target version" in text and "lag: 0 versions, 0 events" in text
+
+
+@pytest.mark.timeout(1200)
+def test_reset_and_backfill(run_notebook: Any) -> None:
+    nb = run_notebook("03_reset_and_backfill.ipynb")
+    got = summary(nb)
+    assert (got["rows"], got["uploaded"], got["duplicates"]) == (55, 55, 0)
+    assert got["reset_to"] == 0 and got["reread_events"] == 5 and got["rows_after_reset"] == 40
+    assert got["backfilled"] == 3
+    text = stdout(nb)
+    assert "re-read version 1" in text and "re-read version 2" in text and "dry run: nothing changed" in text
+    assert "3 objects," in text and "0 objects, 0 bytes to add" in text
