@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from lakeinlet.aws import AwsSection, client, delta_uri, storage_options
 from lakeinlet.changelog import CommitInfo, DeltaChangelog
@@ -274,7 +275,7 @@ def plot_changelog_commits(commits: pd.DataFrame) -> Figure:
         ax.annotate(f"v{v}", (when, n), ha="center", va="bottom", fontsize=8)
     ax.set(title="Changelog: events per commit", xlabel="commit time (UTC)", ylabel="events")
     ax.margins(y=0.2)
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.autofmt_xdate()
     return fig
 
@@ -306,7 +307,7 @@ def plot_load_batches(batches: pd.DataFrame) -> Figure:
         ax.set_xlabel("target version")
         ax.margins(y=0.25)
         ax.legend(fontsize=8)
-    left.yaxis.get_major_locator().set_params(integer=True)
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))
     return fig
 
 
@@ -316,12 +317,12 @@ def plot_lag(lag: pd.DataFrame) -> Figure:
     left, right = fig.subplots(1, 2)
     s = lag["lag_s"].dropna()
     left.hist(s, bins=min(20, max(5, s.size)), color="tab:blue")
-    for q, style in ((0.5, "--"), (0.95, ":")):
-        if not s.empty:
+    if not s.empty:
+        for q, style in ((0.5, "--"), (0.95, ":")):
             left.axvline(s.quantile(q), color="black", linestyle=style, label=f"p{int(q * 100)}")
+        left.legend(fontsize=8)
     left.set(title="Lag: event time → loaded", xlabel="seconds", ylabel="objects")
-    left.yaxis.get_major_locator().set_params(integer=True)
-    left.legend(fontsize=8)
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))
     stages = ["queue_s", "changelog_s", "load_s"]
     data = [lag[c].dropna() for c in stages]
     right.boxplot(data, tick_labels=["S3 → received", "received → changelog", "changelog → target"])
