@@ -119,8 +119,8 @@ def outputs(nb: Any, kind: str = "stream") -> Iterator[dict[str, Any]]:
                 yield out
 
 
-def stdout(nb: Any) -> str:
-    return "".join(o["text"] for o in outputs(nb) if o["name"] == "stdout")
+def stdout(nb: Any, name: str = "stdout") -> str:
+    return "".join(o["text"] for o in outputs(nb) if o["name"] == name)
 
 
 def summary(nb: Any) -> dict[str, Any]:
@@ -192,3 +192,6 @@ def test_reset_and_backfill(run_notebook: Any) -> None:
     text = stdout(nb)
     assert "re-read version 1" in text and "re-read version 2" in text and "dry run: nothing changed" in text
     assert "3 objects," in text and "0 objects, 0 bytes to add" in text
+    summaries = [json.loads(line) for line in stdout(nb, "stderr").splitlines()
+                 if line.startswith("{") and '"event": "summary"' in line]
+    assert [(s["rows"], s["skipped_known"]) for s in summaries] == [(0, 5)]  # the re-run after the reset
