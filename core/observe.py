@@ -1,5 +1,6 @@
 """What the operator notebooks look at: the changelog, the target's commit history, the ledger and
-the DLQ as pandas frames, and matplotlib figures of them. Read-only: nothing here changes state.
+the DLQ as pandas frames, and matplotlib figures of them. Nothing here writes to the pipeline's
+tables or queues (a DLQ peek does count as one receive of each message it shows).
 
 Needs the `notebooks` extra (pandas, matplotlib). Each `*_frame` reader has a pure counterpart
 (`*_from_*`) that tests feed with recorded values.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +42,9 @@ def local_env(repo: Path | None = None) -> dict[str, str]:
     jars = next((p / ".jars" for p in (here, *here.parents) if (p / ".jars").is_dir()), None)
     if jars is not None:
         wanted["LAKEINLET_JARS"] = str(jars)
+    elif "LAKEINLET_JARS" not in os.environ:
+        warnings.warn("no .jars folder above the working directory and LAKEINLET_JARS is unset: "
+                      "run `make jars` first, or Spark cannot read s3a:// paths", stacklevel=2)
     os.environ.pop("AWS_ENDPOINT_URL", None)  # the jobs get --endpoint-url explicitly
     done = {k: v for k, v in wanted.items() if k not in os.environ}
     os.environ.update(done)

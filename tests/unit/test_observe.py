@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -159,3 +160,11 @@ def test_local_env_sets_only_what_is_missing(tmp_path: Path, monkeypatch: pytest
     assert done["LAKEINLET_JARS"] == str(tmp_path / ".jars")
     assert done["SPARK_LOCAL_IP"] == "127.0.0.1" and "AWS_ACCESS_KEY_ID" not in done
     assert os.environ["AWS_ACCESS_KEY_ID"] == "mine" and "AWS_ENDPOINT_URL" not in os.environ
+
+
+def test_local_env_warns_when_no_jars_can_be_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LAKEINLET_JARS", raising=False)
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    with pytest.warns(UserWarning, match="make jars"):
+        observe.local_env(tmp_path)
+    assert "LAKEINLET_JARS" not in os.environ
