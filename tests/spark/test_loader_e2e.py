@@ -75,3 +75,15 @@ def test_spark_reads_the_table_from_its_file_list(spark: Any, aws: AwsSection) -
     df = spark.read.option("basePath", f"s3a://{lake}/orders").parquet(*uris)
     assert sorted(r["order_id"] for r in df.collect()) == sorted(r["order_id"] for f in files for r in f.rows)
     assert df.schema["ts"].dataType.simpleString() == "timestamp"
+
+
+def test_keys_with_spaces_plus_and_percent_keep_their_lineage(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    body = make_files("parquet", 2, 2)
+    keys = ["in/year=2026/with space+plus.parquet", "in/100%/ünï code.parquet"]
+    p = parts(make_config(aws, lake), spark)
+    record(p.changelog, [put(s3, landing, k, f.body) for k, f in zip(keys, body, strict=True)])
+    p.loader().drain()
+    table = target_rows(p)
+    assert Counter(table.column("_source_key").to_pylist()) == {k: 2 for k in keys}
+    assert "year" not in table.schema.names  # no partition column inferred from the source path
