@@ -70,8 +70,7 @@ def test_partitioned_target_with_csv_and_a_json_schema_file(spark: Any, aws: Aws
     actions = pa.table(dt.get_add_actions(flatten=True))
     customers = {r["customer"] for f in files for r in f.rows}
     assert set(actions.column("partition.customer").to_pylist()) == customers
-    assert all(json.loads(s)["numRecords"] >= 1 for s in actions.column("stats").to_pylist()) \
-        if "stats" in actions.column_names else True
+    assert sum(actions.column("num_records").to_pylist()) == 9  # stats from the written footers
     table = target_rows(p)
     assert sorted(zip(table.column("order_id").to_pylist(), table.column("customer").to_pylist(),
                       strict=True)) == sorted((r["order_id"], r["customer"]) for f in files for r in f.rows)
