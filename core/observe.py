@@ -51,6 +51,20 @@ def local_env(repo: Path | None = None) -> dict[str, str]:
     return done
 
 
+
+def stop_spark() -> bool:
+    """Stop the Spark session the loader started in this process, and drop the JVM's cached
+    s3a filesystems (they remember the emulator's port), so a re-run against a new emulator in
+    the same kernel starts clean. Returns whether a session was running."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        return False
+    spark._jvm.org.apache.hadoop.fs.FileSystem.closeAll()  # type: ignore[union-attr]
+    spark.stop()
+    return True
+
 # ---- tables -----------------------------------------------------------------------------------
 
 def read_table(uri: str, aws: AwsSection, sql: str = "SELECT * FROM t") -> pd.DataFrame:

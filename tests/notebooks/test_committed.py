@@ -58,6 +58,6 @@ def test_cells_call_lakeinlet_and_define_nothing(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", EXPECTED)
-def test_last_cell_stops_the_emulator_and_prints_a_summary(name: str) -> None:
+def test_last_cell_stops_spark_and_the_emulator_and_prints_a_summary(name: str) -> None:
     last = code_cells(load(name))[-1]
-    assert "server.stop()" in last and "print(json.dumps(" in last
+    assert "observe.stop_spark()" in last and "server.stop()" in last and "print(json.dumps(" in last

@@ -168,3 +168,7 @@ def test_local_env_warns_when_no_jars_can_be_found(tmp_path: Path, monkeypatch: 
     with pytest.warns(UserWarning, match="make jars"):
         observe.local_env(tmp_path)
     assert "LAKEINLET_JARS" not in os.environ
+
+
+def test_stop_spark_without_a_session_is_a_no_op() -> None:
+    assert observe.stop_spark() is False
