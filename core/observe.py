@@ -327,6 +327,7 @@ def plot_load_batches(batches: pd.DataFrame) -> Figure:
         ax.margins(y=0.25)
         ax.legend(fontsize=8)
     left.yaxis.set_major_locator(MaxNLocator(integer=True))
+    left.set_ylim(0, max([1, *loads["objects"], *loads["data_files"]]) * 1.3)  # room for the legend
     return fig
 
 
