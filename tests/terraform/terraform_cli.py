@@ -94,8 +94,13 @@ class Terraform:
 
     def run(self, *args: str, timeout: float = 300) -> str:
         """Run `terraform <args>` in the root; raises TerraformError with its output on failure."""
-        proc = subprocess.run([self.binary, *args, "-no-color"], cwd=self.root, env=self.env,
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        try:
+            proc = subprocess.run([self.binary, *args, "-no-color"], cwd=self.root, env=self.env,
+                                  capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+            raise TerraformError(f"terraform {' '.join(args)} still running after {timeout}s:\n"
+                                 f"{out[-3000:]}") from None
         if proc.returncode != 0:
             raise TerraformError(f"terraform {' '.join(args)} exited {proc.returncode}:\n"
                                  f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
@@ -106,7 +111,7 @@ class Terraform:
 
     def destroy(self, variables: dict[str, str]) -> None:
         # The state was written by this session's apply: refreshing it first only costs time.
-        self.run("destroy", "-auto-approve", "-refresh=false", *_var_args(variables))
+        self.run("destroy", "-auto-approve", "-refresh=false", *_var_args(variables), timeout=180)
 
     def outputs(self) -> dict[str, Any]:
         return {k: v["value"] for k, v in json.loads(self.run("output", "-json")).items()}

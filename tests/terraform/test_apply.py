@@ -62,7 +62,22 @@ def applied(terraform_bin: str, tf_mirror: Path, tf_moto: MotoServer,
     stack = Applied(tf, variables, tf.outputs(), tf_moto.endpoint)
     yield stack
     if not stack.destroyed:
+        _empty_bucket(stack.client("s3"), stack.bucket)
         tf.destroy(variables)
+
+
+def _empty_bucket(s3: Any, bucket: str) -> None:
+    """Delete every version and delete marker first. Against moto, the provider's force_destroy
+    of this versioned bucket never finished once Spark and delta-rs had written to it (seen
+    twice, 300 s); emptying it here keeps `destroy` about the resources."""
+    for _ in range(20):
+        listing = s3.list_object_versions(Bucket=bucket)
+        doomed = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+                  for v in listing.get("Versions", []) + listing.get("DeleteMarkers", [])]
+        if not doomed:
+            return
+        s3.delete_objects(Bucket=bucket, Delete={"Objects": doomed[:1000], "Quiet": True})
+    raise AssertionError(f"s3://{bucket} still holds object versions after 20 rounds of deletes")
 
 
 def test_queue_has_the_local_stack_settings(applied: Applied) -> None:
@@ -247,6 +262,7 @@ def _loader_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> dict[str
 
 def test_destroy_removes_the_stack(applied: Applied) -> None:
     """Runs last in this file: everything Terraform created is gone afterwards."""
+    _empty_bucket(applied.client("s3"), applied.bucket)
     applied.tf.destroy(applied.variables)
     applied.destroyed = True
     sqs = applied.client("sqs")
