@@ -113,7 +113,9 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
             pos = view.checkpoint.position
             print(json.dumps({"checkpoint": str(pos) if pos else None, "head": view.head,
                               "lag_versions": view.lag_versions, "lag_events": view.lag_events,
-                              "lag_seconds": view.lag_seconds}))
+                              "lag_seconds": view.lag_seconds,
+                              "pending": [{"version": c.version, "committed_at": c.timestamp.isoformat(),
+                                           "events": c.rows} for c in view.pending]}))
         else:
             print("\n".join(view.lines()))
         return 0
