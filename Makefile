@@ -4,13 +4,15 @@ VENV   ?= .venv
 JARS   ?= .jars
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# checkov lives in its own virtualenv: it pins an older boto3 than lakeinlet uses.
+TOOLS  ?= .venv-tools
 export LAKEINLET_JARS := $(abspath $(JARS))
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Tests and the demo keep Spark's driver on loopback (override for a real cluster).
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install jars demo test lint unit bench docs clean
+.PHONY: install jars demo test lint unit bench docs checkov terraform clean
 
 install: $(STAMP)
 
@@ -34,7 +36,17 @@ lint: install
 	$(BIN)/ruff check core sources incremental tests bench
 	$(BIN)/mypy core sources incremental
 
-test: install jars lint
+$(TOOLS)/bin/checkov:
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet 'checkov>=3.2,<4'
+
+checkov: $(TOOLS)/bin/checkov
+	$(TOOLS)/bin/checkov -d infra --framework terraform --skip-download --compact --quiet
+
+terraform: install jars $(TOOLS)/bin/checkov
+	$(BIN)/python -m pytest -m terraform
+
+test: install jars lint $(TOOLS)/bin/checkov
 	$(BIN)/python -m pytest
 
 unit: install
@@ -47,4 +59,4 @@ docs: install
 	$(BIN)/lakeinlet config-reference --update README.md
 
 clean:
-	rm -rf $(VENV) $(JARS) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(JARS) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache
