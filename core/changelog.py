@@ -38,6 +38,11 @@ class DeltaChangelog:
         self.uri = delta_uri(uri)
         self._options = storage_options(aws or AwsSection(), self.uri)
 
+    @property
+    def storage_options(self) -> dict[str, str] | None:
+        """The delta-rs storage options for this table (for readers that open it themselves)."""
+        return self._options
+
     def _table(self, version: int | None = None) -> DeltaTable | None:
         try:
             return DeltaTable(self.uri, version=version, storage_options=self._options)

@@ -54,7 +54,7 @@ def known_refs(changelog: DeltaChangelog, ledger: DeltaLedger, bucket: str, pref
     """(bucket, key, etag) of created events in the changelog and of final ledger rows."""
     refs: set[Ref] = set()
     try:
-        dt = DeltaTable(changelog.uri, storage_options=changelog._options)
+        dt = DeltaTable(changelog.uri, storage_options=changelog.storage_options)
         cond = (pc.field("bucket") == bucket) & pc.starts_with(pc.field("key"), prefix)
         tab = dt.to_pyarrow_dataset().to_table(columns=["bucket", "key", "etag", "event_name"], filter=cond)
         created = tab.filter(pc.starts_with(tab.column("event_name"), "ObjectCreated"))

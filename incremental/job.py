@@ -84,8 +84,8 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
         time.sleep(cfg.run.interval_seconds)
     logs.event(log, "summary", batches=total.batches, rows=total.rows, conflicts=total.conflicts,
                skipped_known=total.skipped_known, **dict(total.statuses))
-    print(f"loaded {total.rows} rows in {total.batches} batches; "
-          + ", ".join(f"{k} {v}" for k, v in sorted(total.statuses.items())))
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(total.statuses.items()))
+    print(f"loaded {total.rows} rows in {total.batches} batches" + (f"; {outcomes}" if outcomes else ""))
     return 0
 
 

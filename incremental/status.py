@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from lakeinlet.aws import client
 from lakeinlet.incremental import checkpoint as ck
 from lakeinlet.incremental.wiring import Parts
+from lakeinlet.sources.sqs import SqsQueue
 
-DEPTH = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")
 
-
-def queue_depth(sqs: Any, url: str) -> str:
-    attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=list(DEPTH))["Attributes"]
-    return f"{attrs.get(DEPTH[0], '?')} visible, {attrs.get(DEPTH[1], '?')} in flight"
+def _depth_line(queue: SqsQueue) -> str:
+    d = queue.depths()
+    return f"{d.visible} visible, {d.in_flight} in flight"
 
 
 def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None) -> list[str]:
-    """The status screen as lines (queues only when their URLs are given)."""
+    """The status screen as lines (queues only when a URL is given; the DLQ is found from the
+    queue's RedrivePolicy when --dlq-url is not given)."""
     lines = []
     if queue_url or dlq_url:
         sqs = client("sqs", parts.config.aws)
+        dlq = SqsQueue(sqs, dlq_url) if dlq_url else None
         if queue_url:
-            lines.append(f"queue: {queue_depth(sqs, queue_url)}")
-        if dlq_url:
-            lines.append(f"dlq:   {queue_depth(sqs, dlq_url)}")
+            queue = SqsQueue(sqs, queue_url)
+            lines.append(f"queue: {_depth_line(queue)}")
+            dlq = dlq or queue.dead_letter_queue()
+        lines.append(f"dlq:   {_depth_line(dlq)}" if dlq else "dlq:   none (no RedrivePolicy)")
     view = ck.show(parts.target, parts.changelog)
     head = view.pending[-1].timestamp.isoformat(timespec="seconds") if view.pending else "-"
     lines += [f"changelog: {parts.changelog.uri} head version {view.head} (newest pending commit {head})",

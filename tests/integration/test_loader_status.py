@@ -31,3 +31,12 @@ def test_missing_required_settings_exit_2_listing_them(capsys: Any) -> None:
     assert main(["run", "--max-files", "0"]) == 2
     err = capsys.readouterr().err
     assert "--changelog: required" in err and "--table: required" in err and "--max-files" in err
+
+
+def test_status_finds_the_dlq_from_the_redrive_policy(stack: Stack, aws: AwsSection, tmp_path: Path,
+                                                      capsys: Any) -> None:
+    client("sqs", aws).send_message(QueueUrl=stack.dlq_url, MessageBody="dead letter")
+    code = main(["status", "--changelog", str(tmp_path / "cl"), "--table", str(tmp_path / "t"),
+                 "--queue-url", stack.queue_url, "--endpoint-url", stack.endpoint])
+    assert code == 0
+    assert "dlq:   1 visible" in capsys.readouterr().out
