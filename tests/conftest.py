@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
-from lakeinlet.aws import AwsSection
+from lakeinlet.aws import AwsSection, client
 from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, Stack, provision
+from lakeinlet.events import ObjectEvent, ReceivedEvent
 
 for _name, _value in TEST_CREDENTIALS.items():
     os.environ[_name] = _value
@@ -43,3 +46,21 @@ def stack(moto_server: MotoServer) -> Stack:
     provision their own with `provision(..., settings=QueueSettings(...))`.
     """
     return provision(moto_server.endpoint, bucket=unique("land"), queue=unique("events"))
+
+
+def received_rows(batch: str, n: int) -> list[ReceivedEvent]:
+    """`n` changelog rows of one poll batch, distinct keys (for changelog adapter tests)."""
+    now = datetime.now(UTC)
+    return [ReceivedEvent(ObjectEvent("bkt", f"{batch}/k{i}", "ObjectCreated:Put", now, 1, f"e{i}"),
+                          f"{batch}-m{i}", now, batch) for i in range(n)]
+
+
+@pytest.fixture(params=["local", "s3"])
+def changelog_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, AwsSection]:
+    """A changelog URI, once on a local path and once on S3 (moto), with its AWS settings."""
+    if request.param == "local":
+        return str(tmp_path / "changelog"), AwsSection()
+    aws: AwsSection = request.getfixturevalue("aws")
+    bucket = unique("lake")
+    client("s3", aws).create_bucket(Bucket=bucket)
+    return f"s3://{bucket}/changelog", aws

@@ -3,32 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from lakeinlet.aws import AwsSection, client
+from lakeinlet.aws import AwsSection
 from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.events import ObjectEvent, ReceivedEvent
-from tests.conftest import unique
+from tests.conftest import received_rows
 
 pytestmark = pytest.mark.integration
 
 
-def _rows(batch: str, n: int) -> list[ReceivedEvent]:
-    now = datetime.now(UTC)
-    return [ReceivedEvent(ObjectEvent("bkt", f"{batch}/k{i}", "ObjectCreated:Put", now, 1, f"e{i}"),
-                          f"{batch}-m{i}", now, batch) for i in range(n)]
-
-
-@pytest.fixture(params=["local", "s3"])
-def changelog(request: pytest.FixtureRequest, tmp_path: Path) -> DeltaChangelog:
-    if request.param == "local":
-        return DeltaChangelog(str(tmp_path / "changelog"))
-    aws: AwsSection = request.getfixturevalue("aws")
-    bucket = unique("lake")
-    client("s3", aws).create_bucket(Bucket=bucket)
-    return DeltaChangelog(f"s3a://{bucket}/changelog", aws)
+@pytest.fixture
+def changelog(changelog_location: tuple[str, AwsSection]) -> DeltaChangelog:
+    uri, aws = changelog_location
+    return DeltaChangelog(uri, aws)
 
 
 def test_missing_table_reads_as_empty(changelog: DeltaChangelog) -> None:
@@ -39,7 +27,7 @@ def test_missing_table_reads_as_empty(changelog: DeltaChangelog) -> None:
 
 
 def test_append_commits_one_version_per_batch(changelog: DeltaChangelog) -> None:
-    versions = [changelog.append(_rows(f"b{i}", 3), {"poll_batch": f"b{i}"}) for i in range(3)]
+    versions = [changelog.append(received_rows(f"b{i}", 3), {"poll_batch": f"b{i}"}) for i in range(3)]
     assert versions == [0, 1, 2]
     commits = changelog.commits()
     assert [(c.version, c.rows, c.metadata["poll_batch"]) for c in commits] == [
@@ -48,7 +36,7 @@ def test_append_commits_one_version_per_batch(changelog: DeltaChangelog) -> None
 
 def test_read_versions_returns_only_the_asked_commits(changelog: DeltaChangelog) -> None:
     for i in range(4):
-        changelog.append(_rows(f"b{i}", 2), {"poll_batch": f"b{i}"})
+        changelog.append(received_rows(f"b{i}", 2), {"poll_batch": f"b{i}"})
     table = changelog.read_versions(after=1, until=2)
     assert sorted(table.column("poll_batch").to_pylist()) == ["b2", "b2"]
     assert set(table.column("_commit_version").to_pylist()) == {2}
@@ -58,8 +46,8 @@ def test_read_versions_returns_only_the_asked_commits(changelog: DeltaChangelog)
 
 def test_version_at_resolves_a_point_in_time(changelog: DeltaChangelog) -> None:
     before = datetime.now(UTC) - timedelta(days=1)
-    changelog.append(_rows("b0", 1), {"poll_batch": "b0"})
-    changelog.append(_rows("b1", 1), {"poll_batch": "b1"})
+    changelog.append(received_rows("b0", 1), {"poll_batch": "b0"})
+    changelog.append(received_rows("b1", 1), {"poll_batch": "b1"})
     assert changelog.version_at(before) == -1
     assert changelog.version_at(changelog.commits()[0].timestamp) == 0
     assert changelog.version_at(datetime.now(UTC) + timedelta(seconds=5)) == 1
@@ -68,7 +56,7 @@ def test_version_at_resolves_a_point_in_time(changelog: DeltaChangelog) -> None:
 def test_read_versions_returns_a_pyarrow_table(changelog: DeltaChangelog) -> None:
     import pyarrow as pa
 
-    changelog.append(_rows("b0", 2), {"poll_batch": "b0"})
+    changelog.append(received_rows("b0", 2), {"poll_batch": "b0"})
     table = changelog.read_versions(after=-1)
     assert isinstance(table, pa.Table)
     assert table.num_rows == 2 and "_change_type" not in table.column_names
