@@ -170,5 +170,9 @@ def test_local_env_warns_when_no_jars_can_be_found(tmp_path: Path, monkeypatch: 
     assert "LAKEINLET_JARS" not in os.environ
 
 
-def test_stop_spark_without_a_session_is_a_no_op() -> None:
+def test_stop_spark_without_a_session_is_a_no_op(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Hermetic: a session left by the spark tier in the same pytest run must not be stopped here.
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
     assert observe.stop_spark() is False
