@@ -12,9 +12,9 @@ from typing import Any
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
-from deltalake.exceptions import TableNotFoundError
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
+from lakeinlet.delta_io import open_table
 from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedEvent, to_changelog_table
 
 TABLE_PROPERTIES = {"delta.enableChangeDataFeed": "true", "delta.appendOnly": "true"}
@@ -38,16 +38,9 @@ class DeltaChangelog:
         self.uri = delta_uri(uri)
         self._options = storage_options(aws or AwsSection(), self.uri)
 
-    @property
-    def storage_options(self) -> dict[str, str] | None:
-        """The delta-rs storage options for this table (for readers that open it themselves)."""
-        return self._options
-
-    def _table(self, version: int | None = None) -> DeltaTable | None:
-        try:
-            return DeltaTable(self.uri, version=version, storage_options=self._options)
-        except TableNotFoundError:
-            return None
+    def table(self, version: int | None = None) -> DeltaTable | None:
+        """The changelog as a delta-rs table (newest or `version`), or None before the first commit."""
+        return open_table(self.uri, self._options, version)
 
     def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
         """Commit `rows` as one new version, with `metadata` (keys prefixed `lakeinlet.`).
@@ -60,19 +53,19 @@ class DeltaChangelog:
         write_deltalake(self.uri, to_changelog_table(rows), mode="append",
                         partition_by=CHANGELOG_PARTITION_BY, configuration=TABLE_PROPERTIES,
                         storage_options=self._options, commit_properties=props)
-        dt = self._table()
+        dt = self.table()
         assert dt is not None
         return int(dt.version())
 
     def head_version(self) -> int:
         """The newest committed version, or -1 when the table does not exist yet."""
-        dt = self._table()
+        dt = self.table()
         return -1 if dt is None else int(dt.version())
 
     def read_versions(self, after: int, until: int | None = None) -> pa.Table:
         """Rows added by versions `after+1 .. until` (inclusive), with `_commit_version` and
         `_commit_timestamp` columns; an empty table (same columns) when there are none."""
-        dt = self._table()
+        dt = self.table()
         head = -1 if dt is None else int(dt.version())
         last = head if until is None else min(until, head)
         if dt is None or last <= after:
@@ -84,7 +77,7 @@ class DeltaChangelog:
 
     def commits(self, after: int = -1, limit: int | None = None) -> list[CommitInfo]:
         """Commit history after version `after`, oldest first (metadata query, no data read)."""
-        dt = self._table()
+        dt = self.table()
         if dt is None:
             return []
         head = int(dt.version())

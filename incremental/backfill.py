@@ -10,8 +10,6 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import DeltaTable
-from deltalake.exceptions import TableNotFoundError
 
 from lakeinlet.changelog import DeltaChangelog
 from lakeinlet.events import ObjectEvent, ReceivedEvent
@@ -53,14 +51,12 @@ def diff(listed: Iterable[ListedObject], known: set[Ref], since: datetime | None
 def known_refs(changelog: DeltaChangelog, ledger: DeltaLedger, bucket: str, prefix: str) -> set[Ref]:
     """(bucket, key, etag) of created events in the changelog and of final ledger rows."""
     refs: set[Ref] = set()
-    try:
-        dt = DeltaTable(changelog.uri, storage_options=changelog.storage_options)
+    dt = changelog.table()
+    if dt is not None:
         cond = (pc.field("bucket") == bucket) & pc.starts_with(pc.field("key"), prefix)
         tab = dt.to_pyarrow_dataset().to_table(columns=["bucket", "key", "etag", "event_name"], filter=cond)
         created = tab.filter(pc.starts_with(tab.column("event_name"), "ObjectCreated"))
         refs |= _refs(created, "etag")
-    except TableNotFoundError:
-        pass
     led = ledger.read(["bucket", "key", "identity", "status"])
     led = led.filter(pc.is_in(led.column("status"), pa.array(sorted(FINAL))))
     return refs | _refs(led.filter(pc.equal(led.column("bucket"), bucket)), "identity")

@@ -14,11 +14,12 @@ from typing import Any
 
 import pyarrow as pa
 from deltalake import DeltaTable
-from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError
 from deltalake.schema import Field, Schema
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
+from lakeinlet.delta_io import open_table
 from lakeinlet.errors import CommitConflict
 from lakeinlet.incremental.model import Checkpoint, Outcome, Position
 from lakeinlet.incremental.ports import ReadResult
@@ -41,10 +42,7 @@ class DeltaTarget:
         self._options = storage_options(aws, self.uri)
 
     def table(self) -> DeltaTable | None:
-        try:
-            return DeltaTable(self.uri, storage_options=self._options)
-        except TableNotFoundError:
-            return None
+        return open_table(self.uri, self._options)
 
     def schema(self) -> pa.Schema | None:
         dt = self.table()

@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
-from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import CommitProperties, Transaction
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
+from lakeinlet.delta_io import open_table
 from lakeinlet.incremental.model import FINAL, Outcome, PlannedObject
 from lakeinlet.incremental.ports import TargetPort
 
@@ -39,10 +40,7 @@ class DeltaLedger:
         self._options = storage_options(aws, self.uri)
 
     def _table(self) -> DeltaTable | None:
-        try:
-            return DeltaTable(self.uri, storage_options=self._options)
-        except TableNotFoundError:
-            return None
+        return open_table(self.uri, self._options)
 
     def read(self, columns: list[str] | None = None) -> pa.Table:
         dt = self._table()

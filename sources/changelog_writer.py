@@ -25,7 +25,7 @@ class OpenDeltaChangelog(DeltaChangelog):
         if not rows:
             return self.head_version()
         if self._open is None:
-            self._open = self._table()
+            self._open = self.table()
         if self._open is None:  # first commit creates the table
             return super().append(rows, metadata)
         props = CommitProperties(custom_metadata={META_PREFIX + k: v for k, v in metadata.items()})
