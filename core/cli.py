@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from lakeinlet import emulator
+from lakeinlet.jars import main as fetch_jars_main
 
 STATE_FILE = "local.json"
 
@@ -122,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--state-dir", default=".lakeinlet", help="where `up` records the stack")
     jars = sub.add_parser("jars", help="fetch the s3a jars from PyPI into a folder")
     jars.add_argument("--dest", default=".jars")
-    jars.set_defaults(func=lambda a: __import__("lakeinlet.jars").jars.main(["--dest", a.dest]))
+    jars.set_defaults(func=lambda a: fetch_jars_main(["--dest", a.dest]))
     ref = sub.add_parser("config-reference", help="print both jobs' configuration as Markdown")
     ref.add_argument("--update", metavar="FILE", help="rewrite the reference block in FILE")
     ref.set_defaults(func=config_reference)
