@@ -33,8 +33,8 @@ demo: install jars
 	$(BIN)/python -m lakeinlet.demo
 
 lint: install
-	$(BIN)/ruff check core sources incremental tests bench
-	$(BIN)/mypy core sources incremental
+	$(BIN)/ruff check lakeinlet sources incremental tests bench
+	$(BIN)/mypy lakeinlet sources incremental
 
 $(TOOLS)/bin/checkov:
 	$(PYTHON) -m venv $(TOOLS)
