@@ -1,4 +1,5 @@
-# lakeinlet: `make demo` and `make test` do all the set-up on a machine with Python 3.11+ and Java 17.
+# lakeinlet: `make demo` and `make test` do all the set-up on a machine with Python 3.11+, Java 17
+# and Maven.
 PYTHON ?= python3
 VENV   ?= .venv
 JARS   ?= .jars
@@ -19,17 +20,18 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "lakeinlet needs Python 3.11 or newer, found " + sys.version'
 	@command -v java >/dev/null || { echo "Java 17 is needed for Spark: install a JDK (e.g. apt-get install openjdk-17-jre-headless)"; exit 2; }
+	@command -v mvn >/dev/null || { echo "Maven is needed to fetch Spark's jars from Maven Central: install it (e.g. apt-get install maven)"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
 	@touch $@
 
-jars: $(JARS)/hadoop-aws-3.3.1.jar
+# Jars come from Maven Central with the ordinary Maven client (cached in $(JARS)/<group>/).
+jars: install
+	$(BIN)/lakeinlet jars --dest $(JARS)
 
-$(JARS)/hadoop-aws-3.3.1.jar: | $(STAMP)
-	$(BIN)/python -m lakeinlet.jars --dest $(JARS)
-
-demo: install jars
+demo: install
+	$(BIN)/lakeinlet jars --dest $(JARS) --only s3a
 	$(BIN)/python -m lakeinlet.demo
 
 lint: install

@@ -35,7 +35,7 @@ def stack() -> Iterator[tuple[MotoServer, AwsSection, Any]]:
         aws = AwsSection(endpoint_url=server.endpoint)
         jars = os.environ.get("LAKEINLET_JARS") or str(ROOT / ".jars")
         spark = get_session(SparkSection(master="local[2]", jars=jars, shuffle_partitions=4),
-                            server.endpoint, "lakeinlet-bench")
+                            server.endpoint, "lakeinlet-bench", ["s3a"])
         spark.sparkContext.setLogLevel("ERROR")
         try:
             yield server, aws, spark

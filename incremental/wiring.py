@@ -44,7 +44,8 @@ class Parts:
 
         cfg = self.config
         if self.spark is None:
-            self.spark = get_session(cfg.spark, cfg.aws.endpoint_url, "lakeinlet-load")
+            groups = ["s3a"] if cfg.tables.spark_scheme == "s3a" else []
+            self.spark = get_session(cfg.spark, cfg.aws.endpoint_url, "lakeinlet-load", groups)
         table = cfg.tables.table or ""
         fs, root = filesystem(delta_uri(table), cfg.aws)
         return SparkReader(self.spark, cfg.read, spark_uri(table, cfg.tables.spark_scheme),

@@ -109,21 +109,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     local = sub.add_parser("local", help="the embedded local stack (moto on 127.0.0.1)")
     lsub = local.add_subparsers(dest="action", required=True)
-    up = lsub.add_parser("up", help="start moto and provision bucket, queue, DLQ, notification")
-    up.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    up = lsub.add_parser("up", help="start moto and provision bucket, queue, DLQ, notification",
+                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    up.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
     up.add_argument("--bucket", default="lakeinlet-landing", help="bucket to create")
     up.add_argument("--queue", default="lakeinlet-events", help="queue name (the DLQ is <name>-dlq)")
     up.add_argument("--via-sns", action="store_true", help="route S3 → SNS → SQS")
-    up.add_argument("--raw-delivery", action="store_true", help="with --via-sns: raw delivery")
+    up.add_argument("--raw-delivery", action="store_true",
+                    help="with --via-sns: raw message delivery (the S3 event is the SQS body, "
+                    "not wrapped in an SNS envelope)")
     up.set_defaults(func=local_up)
     for name, func, text in (("down", local_down, "stop the local stack"),
                              ("status", local_status, "show what `up` recorded")):
-        lsub.add_parser(name, help=text).set_defaults(func=func)
+        lsub.add_parser(name, help=text, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+                        ).set_defaults(func=func)
     for p in lsub.choices.values():
         p.add_argument("--state-dir", default=".lakeinlet", help="where `up` records the stack")
-    jars = sub.add_parser("jars", help="fetch the s3a jars from PyPI into a folder")
-    jars.add_argument("--dest", default=".jars")
-    jars.set_defaults(func=lambda a: fetch_jars_main(["--dest", a.dest]))
+    sub.add_parser("jars", help="fetch the Spark jars (s3a, Hudi, Iceberg) from Maven Central "
+                   "into .jars/, or print spark-submit's --packages line (`lakeinlet jars --help`)")
     ref = sub.add_parser("config-reference", help="print both jobs' configuration as Markdown")
     ref.add_argument("--update", metavar="FILE", help="rewrite the reference block in FILE")
     ref.set_defaults(func=config_reference)
@@ -131,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["jars"]:
+        return fetch_jars_main(argv[1:])
     args = build_parser().parse_args(argv)
     return int(args.func(args))
 

@@ -1,58 +1,145 @@
-"""Fetch the Spark jars lakeinlet needs from PyPI packages (no Maven access is assumed).
+"""`lakeinlet jars`: the Spark jars lakeinlet needs, fetched from Maven Central with Maven.
 
-The s3a connector (`hadoop-aws-3.3.1.jar`, `aws-java-sdk-bundle-1.11.901.jar`) ships inside the
-sdist of `sagemaker-pyspark==1.4.5`; it is downloaded without dependencies, never installed or
-imported, and only those two jars are extracted. On EMR, Dataproc or Databricks the platform's
-own connector is used instead and this step is not needed.
+One catalogue of Maven coordinates, grouped by what needs them (`s3a` for reading S3 objects
+with Spark, one group per table format, `delta-spark` for interoperability tests only). The
+ordinary Maven client copies them into `.jars/<group>/` (cached, idempotent); on a cluster the
+same coordinates go to `spark-submit --packages` (`lakeinlet jars --packages`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
-S3A_PACKAGE = "sagemaker-pyspark==1.4.5"
-S3A_JARS = ("hadoop-aws-3.3.1.jar", "aws-java-sdk-bundle-1.11.901.jar")
+import lakeinlet
+
+HADOOP_AWS = ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-bundle:1.12.262",
+              "org.wildfly.openssl:wildfly-openssl:1.0.7.Final")
+"""The s3a connector pyspark 3.5's Hadoop 3.3.4 was built with (what `--packages hadoop-aws`
+resolves to)."""
+GROUPS: dict[str, tuple[str, ...]] = {
+    "s3a": HADOOP_AWS,
+    "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2",),
+    "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.1",
+                "org.xerial:sqlite-jdbc:3.50.3.0"),
+    "delta-spark": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
+}
+"""Jar groups: `s3a` for s3a:// reads, one per target format, `delta-spark` for tests only."""
+RUNTIME_GROUPS = ("s3a", "hudi", "iceberg")
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+ENV = "LAKEINLET_JARS"
 
 
-def missing(dest: Path, names: tuple[str, ...] = S3A_JARS) -> list[str]:
-    return [n for n in names if not (dest / n).is_file()]
+class JarsUnavailable(RuntimeError):
+    """Maven is missing or could not fetch a coordinate (e.g. Maven Central is unreachable)."""
 
 
-def fetch_s3a(dest: Path) -> list[Path]:
-    """Download the sdist with pip and extract the two s3a jars into `dest` (idempotent)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    if not missing(dest):
-        return [dest / n for n in S3A_JARS]
+def jar_name(coordinate: str) -> str:
+    """`group:artifact:version` → the file name Maven copies it to."""
+    _, artifact, version = coordinate.split(":")
+    return f"{artifact}-{version}.jar"
+
+
+def default_dir() -> Path:
+    """Where jars live: $LAKEINLET_JARS, else the checkout's `.jars/`, else a user cache."""
+    if os.environ.get(ENV):
+        return Path(os.environ[ENV])
+    checkout = Path(lakeinlet.__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").is_file():
+        return checkout / ".jars"
+    return Path.home() / ".cache" / "lakeinlet" / "jars"
+
+
+def missing(dest: Path, group: str) -> list[str]:
+    """Coordinates of `group` whose jar is not in `dest/<group>/`."""
+    return [c for c in GROUPS[group] if not (dest / group / jar_name(c)).is_file()]
+
+
+def group_jars(dest: Path, group: str) -> list[Path]:
+    """The jars of `group` under `dest` (empty if any is missing: a partial set is no set)."""
+    return [] if missing(dest, group) else [dest / group / jar_name(c) for c in GROUPS[group]]
+
+
+def _pom(coordinates: list[str]) -> str:
+    deps = "".join(
+        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>"
+        "</dependency>" for g, a, v in (c.split(":") for c in coordinates))
+    return ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+            "<groupId>lakeinlet</groupId><artifactId>jars</artifactId><version>0</version>"
+            f"<packaging>pom</packaging><dependencies>{deps}</dependencies></project>")
+
+
+def fetch(dest: Path, group: str, mvn: str | None = None) -> list[Path]:
+    """Copy `group`'s jars into `dest/<group>/` with Maven (nothing to do if all are there).
+
+    Raises:
+        JarsUnavailable: no `mvn` on the PATH, or Maven could not resolve a coordinate.
+    """
+    todo = missing(dest, group)
+    if not todo:
+        return group_jars(dest, group)
+    mvn = mvn or shutil.which("mvn")
+    if not mvn:
+        raise JarsUnavailable("Maven (mvn) is needed to fetch jars from Maven Central: install it "
+                              "(e.g. apt-get install maven), or pass the jars with --jars")
+    out = dest / group
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                        "--no-binary", ":all:", "-d", tmp, S3A_PACKAGE], check=True)
-        sdist = next(Path(tmp).glob("*.tar.gz"))
-        with tarfile.open(sdist) as tar:
-            for member in tar.getmembers():
-                name = Path(member.name).name
-                if name in S3A_JARS and "/jars/" in member.name:
-                    src = tar.extractfile(member)
-                    assert src is not None
-                    partial = dest / (name + ".part")
-                    partial.write_bytes(src.read())
-                    partial.replace(dest / name)
-    if gone := missing(dest):
-        raise SystemExit(f"{S3A_PACKAGE} did not contain {', '.join(gone)}")
-    return [dest / n for n in S3A_JARS]
+        (Path(tmp) / "pom.xml").write_text(_pom(todo))
+        cmd = [mvn, "-B", "-q", "-f", str(Path(tmp) / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+               f"-DoutputDirectory={tmp}/out", "-DexcludeTransitive=true"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            said = " ".join((done.stdout + done.stderr).split())[-600:]
+            raise JarsUnavailable(f"Maven could not fetch {', '.join(todo)} (is Maven Central "
+                                  f"reachable?): {said}")
+        out.mkdir(parents=True, exist_ok=True)
+        for c in todo:  # copy then rename: a killed fetch never leaves a half jar under its name
+            shutil.copyfile(Path(tmp) / "out" / jar_name(c), out / (jar_name(c) + ".part"))
+            (out / (jar_name(c) + ".part")).replace(out / jar_name(c))
+    return group_jars(dest, group)
+
+
+def packages(groups: list[str]) -> str:
+    """The `--packages` value for spark-submit on a cluster (Spark resolves dependencies)."""
+    coords = [c for g in groups for c in GROUPS[g] if not c.startswith("org.wildfly")]
+    return ",".join(dict.fromkeys(coords))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakeinlet jars", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dest", type=Path, default=None,
+                        help=f"folder for the jars, one sub-folder per group (default: ${ENV}, else "
+                             "the checkout's .jars/, else ~/.cache/lakeinlet/jars)")
+    parser.add_argument("--only", action="append", choices=sorted(GROUPS), metavar="GROUP",
+                        help=f"fetch only this group (repeatable; one of {', '.join(sorted(GROUPS))}; "
+                             "default: all)")
+    parser.add_argument("--packages", action="store_true",
+                        help="print the spark-submit --packages line for the groups (default: "
+                             f"{', '.join(RUNTIME_GROUPS)}) instead of fetching")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lakeinlet jars", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dest", default=".jars", help="folder to put the jars in")
-    args = parser.parse_args(argv)
-    for path in fetch_s3a(Path(args.dest)):
-        print(path)
+    args = build_parser().parse_args(argv)
+    if args.packages:
+        print("--packages " + packages(args.only or list(RUNTIME_GROUPS)))
+        return 0
+    dest = args.dest or default_dir()
+    try:
+        for group in args.only or list(GROUPS):
+            fresh = bool(missing(dest, group))
+            jars = fetch(dest, group)
+            names = ", ".join(p.name for p in jars)
+            print(f"{group}: {'fetched' if fresh else 'cached'} {names} in {dest / group}")
+    except JarsUnavailable as exc:
+        print(f"lakeinlet jars: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

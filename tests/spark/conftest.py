@@ -20,6 +20,6 @@ JARS = os.environ.get("LAKEINLET_JARS") or str(Path(__file__).resolve().parents[
 def spark(moto_server: MotoServer) -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     section = SparkSection(master="local[2]", jars=JARS, shuffle_partitions=2)
-    session = get_session(section, moto_server.endpoint, "lakeinlet-tests")
+    session = get_session(section, moto_server.endpoint, "lakeinlet-tests", ["s3a"])
     yield session
     session.stop()

@@ -1,0 +1,85 @@
+"""Jar fetching: one catalogue of Maven coordinates, Maven as the client, clear errors."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from lakeinlet import jars
+from lakeinlet.spark import SparkSection, jar_list, session_conf
+
+pytestmark = pytest.mark.unit
+
+
+def fake_mvn(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "mvn"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+def test_maven_failure_is_one_clear_error_and_leaves_no_partial_group(tmp_path: Path) -> None:
+    mvn = fake_mvn(tmp_path, "echo 'Could not transfer artifact: Connection refused' >&2; exit 1\n")
+    with pytest.raises(jars.JarsUnavailable, match=r"is Maven Central reachable.*Connection refused"):
+        jars.fetch(tmp_path / "jars", "hudi", mvn=mvn)
+    assert jars.group_jars(tmp_path / "jars", "hudi") == []
+
+
+def test_no_maven_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(jars.JarsUnavailable, match="Maven \\(mvn\\) is needed"):
+        jars.fetch(tmp_path / "jars", "s3a")
+
+
+def test_fetch_copies_what_maven_resolved_and_is_idempotent(tmp_path: Path) -> None:
+    # The fake Maven "resolves" by writing each jar into -DoutputDirectory, and counts its calls.
+    names = " ".join(jars.jar_name(c) for c in jars.GROUPS["s3a"])
+    mvn = fake_mvn(tmp_path, f'echo x >> {tmp_path}/calls\nfor a in "$@"; do case "$a" in '
+                             f'-DoutputDirectory=*) d="${{a#-DoutputDirectory=}}";; esac; done\n'
+                             f'mkdir -p "$d"; for n in {names}; do echo jar > "$d/$n"; done\n')
+    dest = tmp_path / "jars"
+    first = jars.fetch(dest, "s3a", mvn=mvn)
+    again = jars.fetch(dest, "s3a", mvn=mvn)
+    want = [jars.jar_name(c) for c in jars.GROUPS["s3a"]]
+    assert [p.name for p in first] == want == [p.name for p in again]
+    assert (tmp_path / "calls").read_text().count("x") == 1
+
+
+def test_packages_line_lists_the_coordinates_spark_submit_resolves() -> None:
+    line = jars.packages(["s3a", "iceberg"])
+    assert line.split(",")[:2] == ["org.apache.hadoop:hadoop-aws:3.3.4",
+                                   "com.amazonaws:aws-java-sdk-bundle:1.12.262"]
+    assert any(c.startswith("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:") for c in line.split(","))
+    assert jars.main(["--packages", "--only", "hudi"]) == 0
+
+
+def test_default_dir_is_the_checkout_jars_unless_the_environment_says(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LAKEINLET_JARS", raising=False)
+    assert jars.default_dir() == Path(__file__).resolve().parents[2] / ".jars"
+    monkeypatch.setenv("LAKEINLET_JARS", "/x/jars")
+    assert jars.default_dir() == Path("/x/jars")
+
+
+def test_a_group_folder_gives_only_the_groups_a_run_needs(tmp_path: Path) -> None:
+    for group in ("s3a", "hudi"):
+        for c in jars.GROUPS[group]:
+            (tmp_path / group).mkdir(exist_ok=True)
+            (tmp_path / group / jars.jar_name(c)).write_bytes(b"")
+    assert {Path(p).parent.name for p in jar_list(str(tmp_path), ["s3a"])} == {"s3a"}
+    assert jar_list(str(tmp_path), []) == []
+    conf = session_conf(SparkSection(jars=str(tmp_path)), groups=["s3a", "hudi"])
+    assert len(conf["spark.jars"].split(",")) == len(jars.GROUPS["s3a"]) + len(jars.GROUPS["hudi"])
+
+
+def test_spark_logging_is_quiet_by_default_and_a_flag_brings_it_back() -> None:
+    quiet = session_conf(SparkSection())
+    assert quiet["spark.ui.showConsoleProgress"] == "false"
+    config = quiet["spark.driver.extraJavaOptions"].split("=", 1)[1]
+    assert "rootLogger.level = error" in Path(config).read_text()
+    loud = session_conf(SparkSection(spark_log_level="INFO"))
+    assert loud["spark.ui.showConsoleProgress"] == "true"
+    assert os.path.basename(loud["spark.driver.extraJavaOptions"]).endswith("info.properties")
