@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from lakeinlet.changelog import CommitInfo, DeltaChangelog
-from lakeinlet.incremental.delta_target import META, RESET, DeltaTarget
-from lakeinlet.incremental.model import Checkpoint, Position
+from lakeinlet.errors import TerminalError
+from lakeinlet.incremental.model import RESET, Checkpoint, Position
+from lakeinlet.incremental.ports import TargetPort
+from lakeinlet.incremental.targets.commits import newest_reset
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class CheckpointView:
         return out
 
 
-def show(target: DeltaTarget, changelog: DeltaChangelog, now: datetime | None = None) -> CheckpointView:
+def show(target: TargetPort, changelog: DeltaChangelog, now: datetime | None = None) -> CheckpointView:
     """The checkpoint, the changelog versions after it (time, events) and the lag."""
     cp = target.checkpoint()
     pos = cp.position or Position(-1)
@@ -66,16 +68,33 @@ class ResetPlan:
         return out
 
 
-def resolve(changelog: DeltaChangelog, to_version: int | None, to_time: datetime | None) -> Position:
+def resolve(changelog: DeltaChangelog, to_version: int | None, to_time: datetime | None,
+            to_latest: bool = False) -> Position:
     """--to-version N: the next run reads from version N on; --to-time T: from the first version
-    committed after T."""
+    committed after T; --to-latest: from the first version after the head (skips the rest).
+
+    Raises:
+        TerminalError: N is not a changelog version (below 0 or past the head), or T is in the
+            future: a reset never points where no event can be.
+    """
+    head = changelog.head_version()
+    if to_latest:
+        return Position(head)
     if to_version is not None:
+        if not 0 <= to_version <= head:
+            raise TerminalError(
+                f"--to-version {to_version}: the changelog holds versions 0..{head}; pick one of "
+                f"them (the next run reads from it on), or --to-latest to skip everything up to "
+                f"version {head} on purpose")
         return Position(to_version - 1)
     assert to_time is not None
+    if to_time > datetime.now(UTC):
+        raise TerminalError(f"--to-time {to_time.isoformat()} is in the future; use --to-latest to "
+                            "skip everything up to the changelog's head on purpose")
     return Position(changelog.version_at(to_time))
 
 
-def plan_reset(target: DeltaTarget, changelog: DeltaChangelog, to: Position, reason: str) -> ResetPlan:
+def plan_reset(target: TargetPort, changelog: DeltaChangelog, to: Position, reason: str) -> ResetPlan:
     current = target.checkpoint().position
     cur = current or Position(-1)
     commits = changelog.commits()
@@ -84,17 +103,16 @@ def plan_reset(target: DeltaTarget, changelog: DeltaChangelog, to: Position, rea
     return ResetPlan(current, to, reread, skipped, _applied(target, to, reason))
 
 
-def _applied(target: DeltaTarget, to: Position, reason: str) -> int | None:
+def _applied(target: TargetPort, to: Position, reason: str) -> int | None:
     """The target version of the newest reset, if it was this same request (same target, reason)."""
-    for h in target.history():
-        if h.get(META + "operation") == RESET and h.get(META + "app_id") == target.app_id:
-            same = h.get(META + "position") == to.to_json() and h.get(META + "reason") == reason
-            return int(h["version"]) if same else None
+    reset = newest_reset(target.commits(), target.app_id)
+    if reset is not None and reset.position == to and reset.meta.get("reason") == reason:
+        return reset.version
     return None
 
 
-def apply_reset(target: DeltaTarget, plan: ResetPlan, reason: str) -> int | None:
+def apply_reset(target: TargetPort, plan: ResetPlan, reason: str) -> int | None:
     """Commit the reset (None when it was already applied)."""
     if plan.already_applied is not None:
         return None
-    return target.commit_reset(plan.current, plan.to, reason)
+    return target.commit_position(plan.current, plan.to, reason, RESET)

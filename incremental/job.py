@@ -35,36 +35,57 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakeinlet-load", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = _sub(sub, "run", "load changelog rows into the target (once, --drain or --continuous)")
+    run = _sub(sub, "run", "load changelog rows into the target (once, --drain or --continuous)", ALL)
     mode = run.add_mutually_exclusive_group()
     mode.add_argument("--drain", action="store_true", help="run batches until caught up, then exit")
     mode.add_argument("--continuous", action="store_true", help="drain, sleep --interval-seconds, repeat")
     cp = sub.add_parser("checkpoint", help="show or reset the loader's checkpoint")
     cps = cp.add_subparsers(dest="action", required=True)
-    show = _sub(cps, "show", "the checkpoint, changelog versions after it, and the lag")
+    show = _sub(cps, "show", "the checkpoint, changelog versions after it, and the lag", TABLES)
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
-    reset = _sub(cps, "reset", "move the checkpoint (audited in the target's history)")
+    reset = _sub(cps, "reset", "move the checkpoint (audited in the target's history)", TABLES)
     to = reset.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to-version", type=int, help="the next run reads from this changelog version on")
-    to.add_argument("--to-time", type=_when, help="the next run reads versions committed after this time")
+    to.add_argument("--to-version", type=int, metavar="N",
+                    help="the next run reads from changelog version N on (0 ≤ N ≤ the head; required: "
+                         "one of --to-version, --to-time, --to-latest)")
+    to.add_argument("--to-time", type=_when, metavar="ISO-TIME",
+                    help="the next run reads the versions committed after this time (not in the future)")
+    to.add_argument("--to-latest", action="store_true",
+                    help="skip every version up to the changelog's head on purpose: the next run "
+                         "reads only versions committed after it")
     reset.add_argument("--reason", default="manual reset", help="recorded in the target's history; "
                        "re-running with the same target and reason changes nothing")
     reset.add_argument("--dry-run", action="store_true", help="print what would be re-read or skipped")
     back = _sub(sub, "backfill", "append synthetic events for objects notifications missed "
-                "(lists the --prefix prefixes of --bucket, or the whole bucket)")
-    back.add_argument("--bucket", required=True)
+                "(lists the --prefix prefixes of --bucket, or the whole bucket)", (*TABLES, "plan"))
+    back.add_argument("--bucket", required=True, help="bucket to list (required)")
     back.add_argument("--since", type=_when, help="only objects modified at or after this time")
     back.add_argument("--dry-run", action="store_true", help="print the objects and bytes it would add")
-    st = _sub(sub, "status", "queue/DLQ depth, changelog head, checkpoint, lag")
+    vac = _sub(sub, "vacuum", "delete files no commit references (batches that crashed or lost a "
+               "commit race), in the target and the quarantine table", TABLES)
+    vac.add_argument("--retention-hours", type=float, default=168.0, metavar="H",
+                     help="only files older than this; it must exceed the longest batch, whose "
+                          "files are not committed yet (default: 168, minimum: 1)")
+    vac.add_argument("--dry-run", action="store_true", help="list the files it would delete")
+    st = _sub(sub, "status", "queue/DLQ depth, changelog head, checkpoint, lag", TABLES)
     st.add_argument("--queue-url", help="event queue to report the depth of")
     st.add_argument("--dlq-url", help="dead-letter queue to report the depth of")
     return parser
 
 
-def _sub(sub: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = sub.add_parser(name, help=text, description=text)
+ALL = ("tables", "read", "plan", "run", "spark", "aws", "log")
+TABLES = ("tables", "aws", "log")
+COMMON = ("The other settings ({}) are accepted here too, as flags, LAKEINLET__<SECTION>__<KEY> "
+          "environment variables or --config-file keys: `lakeinlet-load run --help` lists them.")
+
+
+def _sub(sub: argparse._SubParsersAction, name: str, text: str,
+         sections: tuple[str, ...]) -> argparse.ArgumentParser:
+    rest = [s for s in ALL if s not in sections]
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=text, description=text, epilog=COMMON.format(", ".join(rest)) if rest else None)
     p.add_argument("--config-file", help="TOML file with [section] key = value settings")
-    add_arguments(p, LoaderConfig)
+    add_arguments(p, LoaderConfig, sections)
     return p
 
 
@@ -91,7 +112,7 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
 
 def _progress(r: BatchReport) -> None:
     p = r.plan
-    logs.event(log, "batch", batch=r.batch_id, files=len(p.to_read), data_files=r.files, rows=r.rows,
+    logs.event(log, "batch", batch=r.batch_id, files=len(p.to_read), rows=r.rows,
                bytes=p.bytes, changelog_from=str(p.start), changelog_to=str(p.end),
                versions=list(p.versions), events=p.events, skipped_known=p.skipped_known,
                superseded=p.superseded, target_version=r.target_version,
@@ -119,7 +140,7 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
         else:
             print("\n".join(view.lines()))
         return 0
-    to = ck.resolve(parts.changelog, args.to_version, args.to_time)
+    to = ck.resolve(parts.changelog, args.to_version, args.to_time, args.to_latest)
     plan = ck.plan_reset(parts.target, parts.changelog, to, args.reason)
     print("\n".join(plan.lines()))
     if args.dry_run:
@@ -132,12 +153,31 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
 
 
 def cmd_backfill(parts: Parts, args: argparse.Namespace) -> int:
+    found = 0
     for prefix in parts.config.plan.prefix or ("",):
         plan = bf.backfill(parts.store(), parts.changelog, parts.ledger, args.bucket, prefix,
                            args.since, args.dry_run)
         print("\n".join(plan.lines()))
-    print("dry run: nothing changed" if args.dry_run else
-          f"appended {len(plan.missing)} synthetic events to the changelog")
+        found += len(plan.missing)
+    print(f"dry run: nothing changed ({found} synthetic events would be appended)" if args.dry_run else
+          f"appended {found} synthetic events to the changelog")
+    return 0
+
+
+def cmd_vacuum(parts: Parts, args: argparse.Namespace) -> int:
+    if args.retention_hours < 1:
+        raise TerminalError(f"--retention-hours {args.retention_hours}: at least 1 hour, so that the "
+                            "files of a batch still being written are never deleted")
+    total = 0
+    for name, table in (("target", parts.target), ("quarantine", parts.quarantine)):
+        files = table.vacuum(args.retention_hours, args.dry_run)
+        total += len(files)
+        print(f"{name} {table.uri}: {len(files)} unreferenced files older than {args.retention_hours:g} h")
+        for f in files[:50]:
+            print(f"  {f}")
+        if len(files) > 50:
+            print(f"  … and {len(files) - 50} more")
+    print(f"dry run: nothing deleted ({total} files would be)" if args.dry_run else f"deleted {total} files")
     return 0
 
 
@@ -146,7 +186,8 @@ def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "checkpoint": cmd_checkpoint, "backfill": cmd_backfill, "status": cmd_status}
+COMMANDS = {"run": cmd_run, "checkpoint": cmd_checkpoint, "backfill": cmd_backfill, "vacuum": cmd_vacuum,
+            "status": cmd_status}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,6 @@ from deltalake.transaction import CommitProperties, Transaction
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
 from lakeinlet.delta_io import open_table
 from lakeinlet.incremental.model import FINAL, Outcome, PlannedObject
-from lakeinlet.incremental.ports import TargetPort
 
 _TS = pa.timestamp("us", tz="UTC")
 LEDGER_SCHEMA = pa.schema([
@@ -77,13 +76,6 @@ class DeltaLedger:
         except CommitFailedError:
             if self.last_target_version() < target_version:
                 raise
-
-    def repair(self, target: TargetPort) -> int:
-        """Append the outcomes of target commits the ledger has not seen; returns how many."""
-        batches = target.batches_after(self.last_target_version())
-        for version, batch_id, outcomes in batches:
-            self.append(outcomes, version, batch_id)
-        return len(batches)
 
 
 def _rows(outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> pa.Table:

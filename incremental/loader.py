@@ -1,7 +1,8 @@
 """Orchestration of one batch and of a drain, over the ports (no SDK imports here).
 
-Steps of a batch, each a named crash point for tests: plan → `planned` → HEAD + Spark read/write
-→ `written` → target commit (files + checkpoint, atomic) → `committed` → ledger append →
+Steps of a batch, each a named crash point for tests: plan → `planned` → HEAD + Spark read and
+checks → `read` → the target writes and commits (rows + checkpoint, atomic; `written` where the
+format has a point between the two) → `committed` → quarantine and ledger appends →
 `ledger_written`. A crash anywhere is recovered by rerunning: before the commit nothing is
 visible; after it the checkpoint has moved and the ledger is repaired from the commit metadata.
 """
@@ -20,6 +21,7 @@ from lakeinlet.incremental.model import (
     FILTERED,
     LOADED,
     MISSING,
+    START,
     TOO_LARGE,
     LoadPlan,
     Outcome,
@@ -28,18 +30,22 @@ from lakeinlet.incremental.model import (
 )
 from lakeinlet.incremental.plan import Caps, Filters, plan_batch
 from lakeinlet.incremental.ports import (
+    NOTHING_READ,
     ChangelogPort,
     LedgerPort,
     ObjectHead,
     ObjectStorePort,
+    QuarantinePort,
+    ReadBatch,
     ReaderPort,
-    ReadResult,
     TargetPort,
+    Unreadable,
 )
 from lakeinlet.logs import event
 
 log = logging.getLogger("lakeinlet.loader")
-CRASH_POINTS = ("planned", "written", "committed", "ledger_written")
+Ref = tuple[str, str]
+CRASH_POINTS = ("planned", "read", "written", "committed", "ledger_written")
 MAX_CONFLICTS = 20
 
 
@@ -53,7 +59,6 @@ class BatchReport:
     plan: LoadPlan
     target_version: int | None
     outcomes: tuple[Outcome, ...]
-    files: int
     seconds: dict[str, float]
 
     @property
@@ -81,6 +86,7 @@ class Loader:
     ledger: LedgerPort
     caps: Caps
     filters: Filters = field(default_factory=Filters)
+    quarantine: QuarantinePort | None = None
     on_missing_checkpoint: str = "earliest"
     crash_at: str | None = None
     clock: Callable[[], float] = time.monotonic
@@ -90,14 +96,21 @@ class Loader:
             raise Crash(f"injected crash at {step}")
 
     def start(self) -> Position:
-        """The checkpoint, or the first-run position the strategy picks."""
+        """The checkpoint, or the first-run position the strategy picks. `latest` is resolved
+        once and recorded in the target (a commit without rows), so events that arrive after
+        the first run are loaded by the next."""
         position = self.target.checkpoint().position
         if position is not None:
             return position
         if self.on_missing_checkpoint == "fail":
-            raise TerminalError("the target has no checkpoint and --on-missing-checkpoint is fail")
+            raise TerminalError("the target has no checkpoint and --on-missing-checkpoint is fail: "
+                                "pass --on-missing-checkpoint earliest (load the whole changelog) or "
+                                "latest (start after its head)")
         if self.on_missing_checkpoint == "latest":
-            return Position(self.changelog.head_version())
+            head = Position(self.changelog.head_version())
+            self.target.commit_position(None, head, "first run: --on-missing-checkpoint latest", START)
+            event(log, "start", position=str(head), reason="--on-missing-checkpoint latest")
+            return head
         return Position(-1)
 
     def plan(self, start: Position) -> LoadPlan:
@@ -118,21 +131,33 @@ class Loader:
         batch_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
         seconds["plan"] = self.clock() - t0
         self._crash("planned")
-        readable, decided = self._check(plan)
-        result = self.reader().read_write(readable, batch_id, self.target.schema()) if readable \
-            else ReadResult((), None, {}, {}, {})
-        seconds["read_write"] = self.clock() - t0 - seconds["plan"]
-        self._crash("written")
-        outcomes = [*plan.decided, *decided, *_read_outcomes(readable, result)]
-        version = self.target.commit(result, start, plan.end, batch_id, outcomes)
+        readable, decided, heads = self._check(plan)
+        batch = self.reader().read(readable, batch_id, self.target.schema(), heads) if readable \
+            else NOTHING_READ
+        seconds["read"] = self.clock() - t0 - seconds["plan"]
+        self._crash("read")
+        outcomes = [*plan.decided, *decided, *_read_outcomes(readable, batch)]
+        try:
+            if self.quarantine is not None and batch.malformed is not None:
+                self.quarantine.stage(batch.malformed, batch_id)
+            version = self.target.commit(batch, start, plan.end, batch_id, outcomes, crash=self._crash)
+        finally:
+            batch.release()
         seconds["commit"] = self.clock() - t0 - sum(seconds.values())
         self._crash("committed")
-        self.ledger.append(outcomes, version, batch_id)
+        self._record(outcomes, version, batch_id)
         self._crash("ledger_written")
         seconds["total"] = self.clock() - t0
-        return BatchReport(batch_id, plan, version, tuple(outcomes), len(result.files), seconds)
+        return BatchReport(batch_id, plan, version, tuple(outcomes), seconds)
 
-    def _check(self, plan: LoadPlan) -> tuple[list[PlannedObject], list[Outcome]]:
+    def _record(self, outcomes: Sequence[Outcome], version: int, batch_id: str) -> None:
+        """After the commit: the quarantine's staged records, then the ledger (both idempotent
+        per target version, and repaired from the target's history after a crash)."""
+        if self.quarantine is not None:
+            self.quarantine.commit(batch_id, version)
+        self.ledger.append(outcomes, version, batch_id)
+
+    def _check(self, plan: LoadPlan) -> tuple[list[PlannedObject], list[Outcome], dict[Ref, ObjectHead]]:
         """HEAD every object to read: gone, empty, too large or overwritten ones are decided."""
         heads = self.store.head_many(plan.to_read) if plan.to_read else {}
         readable, decided = [], []
@@ -142,12 +167,22 @@ class Loader:
                 readable.append(obj)
             else:
                 decided.append(outcome)
-        return readable, decided
+        return readable, decided, {k: h for k, h in heads.items() if isinstance(h, ObjectHead)}
+
+    def repair(self) -> int:
+        """Record the target commits a crashed run left unrecorded (quarantine, then ledger: a
+        batch in the ledger has its quarantine records committed). Returns how many."""
+        batches = self.target.batches_after(self.ledger.last_target_version())
+        for version, batch_id, outcomes in batches:
+            if self.quarantine is not None and any(o.bad_records for o in outcomes):
+                self.quarantine.commit(batch_id, version)
+            self.ledger.append(outcomes, version, batch_id)
+        return len(batches)
 
     def drain(self, max_batches: int = 0, progress: Callable[[BatchReport], None] | None = None) -> Summary:
         """Run batches until the changelog is caught up (or `max_batches`)."""
         summary, conflicts = Summary(), 0
-        self.ledger.repair(self.target)
+        self.repair()
         while not max_batches or summary.batches < max_batches:
             try:
                 report = self.run_batch()
@@ -166,9 +201,9 @@ class Loader:
         return summary
 
 
-def _head_outcome(obj: PlannedObject, head: ObjectHead | None, max_bytes: int) -> Outcome | None:
-    if head is None:
-        return Outcome(obj, MISSING, "object not found (deleted before the load)")
+def _head_outcome(obj: PlannedObject, head: ObjectHead | Unreadable | None, max_bytes: int) -> Outcome | None:
+    if head is None or isinstance(head, Unreadable):
+        return Outcome(obj, MISSING, head.reason if head else "object not found (deleted before the load)")
     if head.size == 0:
         return Outcome(obj, LOADED, "zero-byte object: nothing to read")
     if head.size > max_bytes:
@@ -180,7 +215,7 @@ def _head_outcome(obj: PlannedObject, head: ObjectHead | None, max_bytes: int) -
     return None
 
 
-def _read_outcomes(objs: Sequence[PlannedObject], result: ReadResult) -> list[Outcome]:
+def _read_outcomes(objs: Sequence[PlannedObject], result: ReadBatch) -> list[Outcome]:
     out = []
     for o in objs:
         ref = (o.bucket, o.key)

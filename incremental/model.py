@@ -8,10 +8,13 @@ from datetime import datetime
 
 CHECKPOINT_FORMAT = 1
 LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE = "loaded", "missing", "corrupt", "filtered", "too_large"
-STATUSES = (LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE)
+SCHEMA_CONFLICT, REMOVED = "schema_conflict", "removed"
+STATUSES = (LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE, SCHEMA_CONFLICT, REMOVED)
 FINAL = frozenset({LOADED, CORRUPT, TOO_LARGE})
-"""Statuses after which the same object version is never planned again (missing and filtered
-objects are retried if an event for them arrives again, e.g. from a backfill)."""
+"""Statuses after which the same object version is never planned again. Missing, filtered and
+schema-conflicting objects are planned again when an event for them comes again (a backfill, or
+a checkpoint reset after the operator changed --schema); `removed` rows say an `ObjectRemoved`
+event deleted the object's rows (with --on-delete remove-rows)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -44,6 +47,42 @@ class Checkpoint:
     position: Position | None
     target_version: int
     committed_at: datetime | None = None
+
+
+LOAD, REMOVE, RESET, START = "load", "remove", "checkpoint-reset", "checkpoint-start"
+"""Target commit operations: a batch of loads, a batch of row removals, an operator's reset, and
+the position a first run with `--on-missing-checkpoint latest` starts from."""
+CHECKPOINTING = (LOAD, REMOVE, RESET, START)
+
+
+@dataclass(frozen=True)
+class TargetCommit:
+    """One commit of the target as lakeinlet sees it (`meta` without the `lakeinlet.` prefix)."""
+
+    version: int
+    timestamp: datetime
+    meta: dict[str, str] = field(default_factory=dict)
+    files: int | None = None
+    """Data files the commit added (None where the format does not say)."""
+    bytes: int | None = None
+
+    @property
+    def operation(self) -> str | None:
+        return self.meta.get("operation")
+
+    @property
+    def position(self) -> Position | None:
+        text = self.meta.get("position")
+        return Position.from_json(text) if text else None
+
+    @property
+    def start(self) -> Position | None:
+        text = self.meta.get("start")
+        return Position.from_json(text) if text else None
+
+    def is_ours(self, app_id: str) -> bool:
+        return self.meta.get("app_id") == app_id and self.operation in CHECKPOINTING
+
 
 
 @dataclass(frozen=True)

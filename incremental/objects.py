@@ -11,9 +11,10 @@ from botocore.exceptions import ClientError
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.incremental.model import PlannedObject
-from lakeinlet.incremental.ports import ListedObject, ObjectHead
+from lakeinlet.incremental.ports import ListedObject, ObjectHead, Unreadable
 
-NOT_FOUND = {"404", "NoSuchKey", "NotFound"}
+NOT_FOUND = {"404", "NoSuchKey", "NotFound", "NoSuchBucket"}
+DENIED = {"403", "AccessDenied", "Forbidden"}
 
 
 def translate(exc: ClientError, what: str) -> Exception:
@@ -30,17 +31,37 @@ class S3ObjectStore:
     def __init__(self, aws: AwsSection, threads: int = 16, s3: Any = None) -> None:
         self.s3 = s3 or client("s3", aws, max_pool_connections=max(threads, 10))
         self.threads = threads
+        self._buckets: dict[str, bool] = {}
 
-    def _head(self, obj: PlannedObject) -> ObjectHead | None:
+    def _head(self, obj: PlannedObject) -> ObjectHead | Unreadable:
         try:
             resp = self.s3.head_object(Bucket=obj.bucket, Key=obj.key)
         except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code", "")) in NOT_FOUND:
-                return None
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in NOT_FOUND:
+                return Unreadable(self._not_found(obj))
+            if code in DENIED:
+                return Unreadable(f"access denied ({code}) reading s3://{obj.bucket}/{obj.key}: the "
+                                  "loader's credentials may not read it; once they may, "
+                                  "`lakeinlet-load checkpoint reset` plans it again")
             raise translate(exc, f"HEAD s3://{obj.bucket}/{obj.key}") from exc
-        return ObjectHead(int(resp["ContentLength"]), str(resp.get("ETag", "")).strip('"') or None)
+        return ObjectHead(int(resp["ContentLength"]), str(resp.get("ETag", "")).strip('"') or None,
+                          resp.get("LastModified"))
 
-    def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | None]:
+    def _not_found(self, obj: PlannedObject) -> str:
+        """A HEAD 404 has no body: ask the bucket (once per bucket) which of the two is missing."""
+        if obj.bucket not in self._buckets:
+            try:
+                self.s3.head_bucket(Bucket=obj.bucket)
+                self._buckets[obj.bucket] = True
+            except ClientError as exc:
+                self._buckets[obj.bucket] = str(exc.response.get("Error", {}).get("Code", "")) \
+                    not in NOT_FOUND
+        if not self._buckets[obj.bucket]:
+            return f"no such bucket: {obj.bucket} (the event names a bucket that does not exist)"
+        return "object not found (deleted before the load)"
+
+    def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | Unreadable]:
         with ThreadPoolExecutor(self.threads) as pool:
             heads = list(pool.map(self._head, objs))
         return {(o.bucket, o.key): h for o, h in zip(objs, heads, strict=True)}

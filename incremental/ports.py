@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from lakeinlet.incremental.model import ChangeRow, Checkpoint, Outcome, PlannedObject, Position
+from lakeinlet.incremental.model import ChangeRow, Checkpoint, Outcome, PlannedObject, Position, TargetCommit
 
 
 @dataclass(frozen=True)
 class ObjectHead:
-    """What a HEAD returned for a planned object (None from `head_many` means: not found)."""
+    """What a HEAD returned for a planned object."""
 
     size: int
     etag: str | None
+    last_modified: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A HEAD that found no object to read, and why (no such key, no such bucket, access denied)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -28,28 +36,30 @@ class ListedObject:
 
 
 @dataclass(frozen=True)
-class DataFile:
-    """One Parquet file Spark wrote into the table folder, ready to be committed."""
+class ReadBatch:
+    """What reading one batch produced: the rows to commit, and what happened to each object."""
 
-    path: str
-    """Relative to the table root, raw (not URL-encoded)."""
-    size: int
-    partition_values: dict[str, str | None]
-    modification_time: int
-    stats: str
-
-
-@dataclass(frozen=True)
-class ReadResult:
-    """What reading and writing one batch produced."""
-
-    files: tuple[DataFile, ...]
+    data: Any
+    """The rows to commit as a Spark DataFrame (lineage columns included; objects in `failed`
+    already left out), or None when nothing yielded rows."""
     schema: Any
-    """pyarrow schema of the written rows (partition columns included)."""
+    """pyarrow schema of `data` (None when `data` is None)."""
     rows: dict[tuple[str, str], int]
     bad_records: dict[tuple[str, str], int]
     failed: dict[tuple[str, str], tuple[str, str]]
-    """(bucket, key) → (status, reason) for objects that could not be read (corrupt, missing)."""
+    """(bucket, key) → (status, reason) for objects that could not be loaded (corrupt, missing,
+    schema conflict)."""
+    malformed: Any = None
+    """Malformed JSON/CSV records kept for the quarantine table (a DataFrame), or None."""
+    cached: tuple[Any, ...] = ()
+    """What reading cached, freed by `release` once the batch is committed."""
+
+    def release(self) -> None:
+        for df in self.cached:
+            df.unpersist()
+
+
+NOTHING_READ = ReadBatch(None, None, {}, {}, {})
 
 
 class ChangelogPort(Protocol):
@@ -62,28 +72,67 @@ class ChangelogPort(Protocol):
 
 
 class ObjectStorePort(Protocol):
-    def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | None]: ...
+    def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | Unreadable]: ...
 
     def list(self, bucket: str, prefix: str) -> Iterator[ListedObject]: ...
 
 
 class ReaderPort(Protocol):
-    def read_write(self, objs: Sequence[PlannedObject], batch_id: str,
-                   table_schema: Any | None) -> ReadResult: ...
+    def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
+             heads: Mapping[tuple[str, str], ObjectHead] | None = None) -> ReadBatch:
+        """Read the objects (one Spark read), validate them against their HEADs and the table's
+        schema, and count rows per object."""
+        ...
 
 
 class TargetPort(Protocol):
+    """One target table, whatever its format (Delta, Hudi, Iceberg): see `targets/`."""
+
+    uri: str
+    app_id: str
+
     def checkpoint(self) -> Checkpoint: ...
 
     def schema(self) -> Any | None: ...
 
-    def commit(self, result: ReadResult, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome]) -> int:
-        """Commit files + checkpoint atomically; raises CommitConflict if another loader won."""
+    def commits(self, limit: int | None = None) -> list[TargetCommit]:
+        """The table's commits, newest first (`limit`: at most that many)."""
+        ...
+
+    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None) -> int:
+        """Write and commit the batch's rows with the checkpoint `end`, atomically.
+
+        Raises:
+            CommitConflict: the checkpoint is no longer `start` (another loader won); nothing of
+                this batch is visible.
+        """
+        ...
+
+    def commit_removal(self, keys: Sequence[tuple[str, str]], start: Position, end: Position,
+                       batch_id: str, outcomes: Sequence[Outcome]) -> tuple[int, dict[tuple[str, str], int]]:
+        """Delete the rows of `keys` (bucket, key) with the checkpoint `end`, atomically; returns
+        the version and the rows removed per key."""
+        ...
+
+    def commit_position(self, start: Position | None, to: Position, reason: str, operation: str) -> int:
+        """A commit without rows that moves the checkpoint (reset, first-run start)."""
         ...
 
     def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
         """(target version, batch id, outcomes) of loader commits after `target_version`."""
+        ...
+
+
+class QuarantinePort(Protocol):
+    """Malformed records, kept with their object for repair and replay."""
+
+    def stage(self, records: Any, batch_id: str) -> None:
+        """Write the batch's malformed records (before the target commit; invisible until `commit`)."""
+        ...
+
+    def commit(self, batch_id: str, target_version: int) -> None:
+        """Make the staged records of a committed batch visible (idempotent per target version)."""
         ...
 
 
@@ -93,7 +142,3 @@ class LedgerPort(Protocol):
     def last_target_version(self) -> int: ...
 
     def append(self, outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> None: ...
-
-    def repair(self, target: TargetPort) -> int:
-        """Append the outcomes of target commits the ledger has not seen yet."""
-        ...

@@ -18,9 +18,15 @@ class TablesSection:
     """Where to read events from and where rows and ledger rows go."""
 
     changelog: str | None = setting(
-        None, "URI of the changelog table written by the event source (s3://… or a local path).",
+        None, "Required. URI of the changelog table written by the event source (s3://… or a "
+        "local path).",
         metavar="URI")
-    table: str | None = setting(None, "URI of the target Delta table.", metavar="URI")
+    table: str | None = setting(
+        None, "Required. URI of the target table (s3://… or a local path).", metavar="URI")
+    target_format: str = setting(
+        "delta", "Format of the target table. Every command, the checkpoint, ledger and guarantees "
+        "are the same for all three; `hudi` and `iceberg` need their jars (`lakeinlet jars`).",
+        choices=("delta", "hudi", "iceberg"))
     ledger: str | None = setting(
         None, "URI of the ingest ledger (Delta); default: <table>_ledger beside the table.",
         metavar="URI")
@@ -34,9 +40,17 @@ class TablesSection:
         "s3a", "URI scheme Spark uses for S3 (`s3a` with hadoop-aws; `s3` on EMR).",
         choices=("s3a", "s3"))
 
+    quarantine: str | None = setting(
+        None, "URI of the quarantine table (Delta) of malformed JSON/CSV records, each with its "
+        "object and line; default: <table>_quarantine beside the table.", metavar="URI")
+
     @property
     def ledger_uri(self) -> str:
         return self.ledger or (self.table or "").rstrip("/") + "_ledger"
+
+    @property
+    def quarantine_uri(self) -> str:
+        return self.quarantine or (self.table or "").rstrip("/") + "_quarantine"
 
     def validate(self) -> list[str]:
         return [f"--{n}: required" for n in ("changelog", "table") if not getattr(self, n)]
@@ -55,8 +69,13 @@ class ReadSection:
         "JSON schema file. Unset: inferred from each batch.", metavar="DDL|FILE")
     schema_mode: str = setting(
         "evolve", "`evolve`: new columns are added to the table; `strict`: a batch whose schema "
-        "differs from the table fails. A type conflict always fails, naming the file.",
-        choices=("evolve", "strict"))
+        "differs from the table fails.", choices=("evolve", "strict"))
+    on_type_conflict: str = setting(
+        "quarantine", "An object whose column types conflict with the table's (e.g. order_id "
+        "string where the table has bigint): `quarantine` records it in the ledger as "
+        "`schema_conflict` (naming the columns) and loads the rest of the batch; `fail` stops the "
+        "run without moving the checkpoint. Safe widenings (int→bigint, float→double) are cast.",
+        choices=("quarantine", "fail"))
 
     @property
     def options(self) -> dict[str, str]:

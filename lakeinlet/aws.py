@@ -73,3 +73,11 @@ def storage_options(aws: AwsSection, table_uri: str) -> dict[str, str] | None:
 def delta_uri(table_uri: str) -> str:
     """delta-rs speaks `s3://`; Spark on some platforms is configured with `s3a://`."""
     return "s3://" + table_uri[len("s3a://"):] if table_uri.startswith("s3a://") else table_uri
+
+
+def spark_uri(uri: str, scheme: str) -> str:
+    """The URI as Spark addresses it (`s3a://` with hadoop-aws, `s3://` on EMR); local paths as is."""
+    for prefix in ("s3://", "s3a://"):
+        if uri.startswith(prefix):
+            return f"{scheme}://" + uri[len(prefix):]
+    return uri

@@ -86,22 +86,31 @@ def iter_fields(config_cls: type) -> list[_Field]:
     return out
 
 
-def add_arguments(parser: argparse.ArgumentParser, config_cls: type) -> None:
-    """Add one flag per setting, grouped by section, with help text from the field docs."""
+def add_arguments(parser: argparse.ArgumentParser, config_cls: type,
+                  sections: tuple[str, ...] | None = None) -> None:
+    """Add one flag per setting, grouped by section, with help text from the field docs.
+
+    Args:
+        sections: only these sections' flags are shown in `--help` (a subcommand shows what it
+            uses); the others are still accepted, so one set of flags works for every command.
+    """
     groups: dict[str, Any] = {}
     for f in iter_fields(config_cls):
-        group = groups.get(f.section)
+        hidden = sections is not None and f.section not in sections
+        group = parser if hidden else groups.get(f.section)
         if group is None:
             doc = (typing.get_type_hints(config_cls)[f.section].__doc__ or "").strip()
             group = groups[f.section] = parser.add_argument_group(f.section, doc.split("\n")[0])
+        choices = f.meta.get("choices")
         help_text = f"{f.meta['doc']} (default: {_show(f.default)}; env {f.env_names[0]}"
         help_text += f" or {f.env_names[1]})" if len(f.env_names) > 1 else ")"
         kwargs: dict[str, Any] = {"dest": f.dest, "default": argparse.SUPPRESS,
-                                  "help": help_text.replace("%", "%%")}
+                                  "help": argparse.SUPPRESS if hidden else help_text.replace("%", "%%")}
         if f.kind is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         else:
-            kwargs["metavar"] = f.meta.get("metavar") or f.name.upper()
+            kwargs["metavar"] = ("{" + ",".join(choices) + "}" if choices else None) \
+                or f.meta.get("metavar") or f.name.upper()
             kwargs["type"] = str
             if f.is_tuple:
                 kwargs["action"] = "append"

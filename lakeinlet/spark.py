@@ -47,7 +47,10 @@ class SparkSection:
 
     def validate(self) -> list[str]:
         bad = [kv for kv in self.spark_conf if "=" not in kv]
-        return [f"--spark-conf: expected key=value, found {kv!r}" for kv in bad]
+        problems = [f"--spark-conf: expected key=value, found {kv!r}" for kv in bad]
+        local = [j.strip() for j in (self.jars or "").split(",") if j.strip() and "://" not in j]
+        return problems + [f"--jars (or LAKEINLET_JARS): {j} does not exist; `lakeinlet jars` fetches "
+                           "the jars into the checkout's .jars/" for j in local if not Path(j).exists()]
 
     @property
     def extra(self) -> dict[str, str]:

@@ -13,10 +13,10 @@ from lakeinlet.aws import AwsSection, client, storage_options
 from lakeinlet.changelog import DeltaChangelog
 from lakeinlet.emulator import Stack
 from lakeinlet.events import ObjectEvent, ReceivedEvent
-from lakeinlet.incremental.delta_target import DeltaTarget
 from lakeinlet.incremental.ledger import DeltaLedger
 from lakeinlet.incremental.model import CORRUPT, LOADED, Outcome, PlannedObject, Position
-from lakeinlet.incremental.ports import ReadResult
+from lakeinlet.incremental.ports import NOTHING_READ
+from lakeinlet.incremental.targets.delta import DeltaTarget
 from tests.conftest import unique
 
 pytestmark = pytest.mark.integration
@@ -49,7 +49,7 @@ def lake(aws: AwsSection) -> dict[str, str]:
                 Outcome(planned(events[1], 0), LOADED, rows=7),
                 Outcome(planned(events[2], 1), CORRUPT, "no parseable record (3 malformed)")]
     target = DeltaTarget(uris["table"], aws, "lakeinlet-loader")
-    version = target.commit(ReadResult((), None, {}, {}, {}), Position(-1), Position(1), "batch-1", outcomes)
+    version = target.commit(NOTHING_READ, Position(-1), Position(1), "batch-1", outcomes)
     DeltaLedger(uris["ledger"], aws, "lakeinlet-loader").append(outcomes, version, "batch-1")
     target.commit_reset(Position(1), Position(0), "look again")
     return uris

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.incremental.objects import S3ObjectStore
-from lakeinlet.samples import make_files
+from lakeinlet.samples import make_files, make_rows
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -77,3 +80,108 @@ def test_object_deleted_between_head_and_read_is_missing(spark: Any, aws: AwsSec
     loader.store = LyingStore(aws)
     loader.drain()
     assert _ledger(p)[f.key][0] == "missing"
+
+
+def test_corrupt_parquet_keeps_the_root_cause(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    p = parts(make_config(aws, lake), spark)
+    record(p.changelog, [put(s3, landing, "c.parquet", (DATA / "corrupt.parquet").read_bytes()),
+                         put(s3, landing, "text.parquet", b"hello, this is text\n" * 4)])
+    p.loader().drain()
+    ledger = _ledger(p)
+    for key in ("c.parquet", "text.parquet"):
+        assert ledger[key][0] == "corrupt" and "An error occurred while calling" not in ledger[key][2]
+    assert "corrupted file: the footer index is not within the file" in ledger["c.parquet"][2]
+    assert "is not a Parquet file" in ledger["text.parquet"][2]
+    assert "magic number" in ledger["text.parquet"][2]
+
+
+def test_malformed_records_are_kept_with_object_and_line(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    body = (DATA / "garbage_lines.jsonl").read_bytes() + b"this is not json\n"
+    mixed = put(s3, landing, "json/mixed.jsonl", body)
+    p = parts(make_config(aws, lake, "json"), spark)
+    record(p.changelog, [mixed])
+    p.loader().drain()
+    kept = sorted((r["_source_key"], r["line"], r["record"]) for r in p.quarantine.read().to_pylist())
+    assert kept == [("json/mixed.jsonl", 2, "this is not json"), ("json/mixed.jsonl", 4, '{"order_id": oops'),
+                    ("json/mixed.jsonl", 6, "this is not json")]
+    assert {r["_source_etag"] for r in p.quarantine.read().to_pylist()} == {mixed.etag}
+    assert sorted(target_rows(p).column("order_id").to_pylist()) == [1, 2, 3]
+
+
+def test_keys_with_glob_characters_load_exactly_that_object(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    files = make_files("parquet", 4, 2)
+    keys = ["in/report[1].parquet", "in/a{b,c}.parquet", "in/*.parquet", "in/what?.parquet"]
+    sibling = put(s3, landing, "in/report1.parquet", make_files("parquet", 1, 5, start=7)[0].body)
+    events = [put(s3, landing, k, f.body) for k, f in zip(keys, files, strict=True)]
+    p = parts(make_config(aws, lake), spark)
+    record(p.changelog, events)
+    p.loader().drain()
+    assert sibling.key not in {r["key"] for r in ledger_rows(p)}
+    assert {r["key"]: (r["status"], r["rows"]) for r in ledger_rows(p)} == {k: ("loaded", 2) for k in keys}
+    rows = target_rows(p)
+    assert sorted(zip(rows.column("_source_key").to_pylist(), rows.column("order_id").to_pylist(),
+                      strict=True)) == sorted((k, r["order_id"]) for k, f in zip(keys, files, strict=True)
+                                              for r in f.rows)
+
+
+def _two_row_groups_second_corrupt() -> bytes:
+    """A Parquet file with a valid footer whose second row group's data pages are garbage."""
+    rows = make_rows(5, 2000)
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), sink, row_group_size=1000, compression="snappy")
+    data = bytearray(sink.getvalue())
+    meta = pq.ParquetFile(io.BytesIO(bytes(data))).metadata
+    col = meta.row_group(1).column(0)
+    start = col.data_page_offset
+    data[start + 8:start + 8 + 64] = b"\xff" * 64
+    return bytes(data)
+
+
+def test_parquet_with_a_corrupt_later_row_group_is_quarantined_not_loaded_halfway(
+        spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("parquet", 1, 3)[0]
+    p = parts(make_config(aws, lake), spark)
+    record(p.changelog, [put(s3, landing, "half.parquet", _two_row_groups_second_corrupt()),
+                         put(s3, landing, good.key, good.body)])
+    p.loader().drain()
+    ledger = _ledger(p)
+    assert ledger["half.parquet"][0] == "corrupt", ledger["half.parquet"]
+    assert ledger[good.key][:2] == ("loaded", 3)
+    assert sorted(target_rows(p).column("_source_key").to_pylist()) == [good.key] * 3
+
+
+class OverwritingStore(S3ObjectStore):
+    """HEAD sees version 1; the object is overwritten (new size) before Spark reads it."""
+
+    def __init__(self, aws: AwsSection, body: bytes) -> None:
+        super().__init__(aws)
+        self.body = body
+
+    def head_many(self, objs: Any) -> Any:
+        heads = super().head_many(objs)
+        for o in objs:
+            self.s3.put_object(Bucket=o.bucket, Key=o.key, Body=self.body)
+        return heads
+
+
+def test_object_overwritten_between_head_and_read_is_not_loaded_under_the_old_identity(
+        spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    old, new = make_files("parquet", 1, 3)[0], make_files("parquet", 1, 10, start=5)[0]
+    p = parts(make_config(aws, lake), spark)
+    first = put(s3, landing, "x.parquet", old.body)
+    record(p.changelog, [first])
+    loader = p.loader()
+    loader.store = OverwritingStore(aws, new.body)
+    loader.drain()
+    status, rows, reason = _ledger(p)["x.parquet"]
+    assert (status, rows) == ("filtered", 0) and "overwritten during the load" in reason
+    assert p.target.schema() is None or target_rows(p).num_rows == 0
+    second = put(s3, landing, "x.parquet", new.body)  # its own event loads the new bytes, once
+    record(p.changelog, [second])
+    p.loader().drain()
+    assert sorted(target_rows(p).column("order_id").to_pylist()) == [r["order_id"] for r in new.rows]

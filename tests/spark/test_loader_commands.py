@@ -66,15 +66,20 @@ def test_checkpoint_reset_back_and_forward(spark: Any, aws: AwsSection, capsys: 
     assert main(["checkpoint", "reset", "--to-version", "1", "--reason", "replay", *flags]) == 0
     assert "already applied" in capsys.readouterr().out
     assert p.target.table().version() == before + 1  # type: ignore[union-attr]
-    assert any(h.get("lakeinlet.reason") == "replay" for h in p.target.history())
+    assert any(c.meta.get("reason") == "replay" for c in p.target.commits())
     p.loader().drain()  # re-reads versions 1, 2: already loaded, so no duplicate rows
     assert _ids(p) == Counter(r["order_id"] for f in files[:3] for r in f.rows)
     for f in files[3:]:
         record(p.changelog, [put(s3, landing, f.key, f.body)])  # versions 3 and 4
-    assert main(["checkpoint", "reset", "--to-version", "5", "--dry-run", *flags]) == 0
+    for bad in ("5", "-6"):  # past the head, below 0: refused, dry run or not, nothing changes
+        for dry in (["--dry-run"], []):
+            assert main(["checkpoint", "reset", "--to-version", bad, *dry, *flags]) == 2
+            assert "the changelog holds versions 0..4" in capsys.readouterr().err
+    assert p.target.checkpoint().position == Position(2)
+    assert main(["checkpoint", "reset", "--to-latest", "--dry-run", *flags]) == 0
     out = capsys.readouterr().out
     assert "SKIP version 3" in out and "SKIP version 4" in out
-    assert main(["checkpoint", "reset", "--to-version", "5", "--reason", "skip", *flags]) == 0
+    assert main(["checkpoint", "reset", "--to-latest", "--reason", "skip", *flags]) == 0
     p.loader().drain()
     assert _ids(p) == Counter(r["order_id"] for f in files[:3] for r in f.rows)
 

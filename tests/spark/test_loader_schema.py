@@ -16,8 +16,9 @@ import pytest
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.errors import TerminalError
+from lakeinlet.incremental.model import Position
 from lakeinlet.samples import make_files, make_rows
-from tests.spark.loader_helpers import make_config, new_lake, parts, put, record, target_rows
+from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -41,16 +42,47 @@ def test_inferred_schema_evolves_with_new_columns(spark: Any, aws: AwsSection) -
     assert Counter(table.column("region").to_pylist()) == {None: 2, "eu": 2}
 
 
-def test_type_conflict_fails_naming_the_file(spark: Any, aws: AwsSection) -> None:
+def test_a_type_conflict_quarantines_that_object_and_loads_the_rest(spark: Any, aws: AwsSection) -> None:
     landing, lake, s3 = new_lake(aws)
     p = parts(make_config(aws, lake, schema=None), spark)
     record(p.changelog, [put(s3, landing, "ok.parquet", _parquet(make_rows(1, 2)))])
     p.loader().drain()
     bad = [r | {"order_id": f"x{r['order_id']}"} for r in make_rows(2, 2)]
+    record(p.changelog, [put(s3, landing, "bad/strings.parquet", _parquet(bad)),
+                         put(s3, landing, "good.parquet", _parquet(make_rows(3, 2)))])
+    p.loader().drain()
+    ledger = {r["key"]: r for r in ledger_rows(p)}
+    assert ledger["bad/strings.parquet"]["status"] == "schema_conflict"
+    assert "'order_id' is bigint in the table but string" in ledger["bad/strings.parquet"]["reason"]
+    assert "--on-type-conflict" in ledger["bad/strings.parquet"]["reason"]
+    assert ledger["good.parquet"]["status"] == "loaded"
+    assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
+        r["order_id"] for r in make_rows(1, 2) + make_rows(3, 2))
+    assert p.target.checkpoint().position == Position(1)
+
+
+def test_on_type_conflict_fail_stops_without_moving_the_checkpoint(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    config = make_config(aws, lake, schema=None)
+    p = parts(replace(config, read=replace(config.read, on_type_conflict="fail")), spark)
+    record(p.changelog, [put(s3, landing, "ok.parquet", _parquet(make_rows(1, 2)))])
+    p.loader().drain()
+    bad = [r | {"order_id": f"x{r['order_id']}"} for r in make_rows(2, 2)]
     record(p.changelog, [put(s3, landing, "bad/strings.parquet", _parquet(bad))])
-    with pytest.raises(TerminalError, match=r"order_id.*bad/strings\.parquet"):
+    with pytest.raises(TerminalError, match=r"order_id.*bad/strings\.parquet.*did not move"):
         p.loader().drain()
-    assert p.target.checkpoint().position is not None and p.target.checkpoint().position.complete == 0
+    assert p.target.checkpoint().position == Position(0)
+
+
+def test_parquet_files_of_one_first_batch_that_cannot_merge(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    p = parts(make_config(aws, lake, schema=None), spark)
+    bad = [r | {"order_id": f"x{r['order_id']}"} for r in make_rows(2, 2)]
+    record(p.changelog, [put(s3, landing, "a.parquet", _parquet(make_rows(1, 2))),
+                         put(s3, landing, "b.parquet", _parquet(bad))])
+    p.loader().drain()
+    statuses = {r["key"]: r["status"] for r in ledger_rows(p)}
+    assert statuses == {"a.parquet": "loaded", "b.parquet": "schema_conflict"}
 
 
 def test_partitioned_target_with_csv_and_a_json_schema_file(spark: Any, aws: AwsSection,

@@ -24,7 +24,7 @@ def test_spark_submit_runs_the_same_main(aws: AwsSection) -> None:
     p = parts(make_config(aws, lake, "json"), None)
     record(p.changelog, upload(s3, landing, files))
     submit = Path(sys.executable).parent / "spark-submit"
-    jars = ",".join(str(j) for j in sorted(Path(JARS).glob("*.jar")))
+    jars = ",".join(str(j) for j in sorted((Path(JARS) / "s3a").glob("*.jar")))
     env = os.environ | {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     proc = subprocess.run(
         [str(submit), "--master", "local[1]", "--jars", jars, str(ROOT / "incremental" / "__main__.py"),
@@ -32,6 +32,16 @@ def test_spark_submit_runs_the_same_main(aws: AwsSection) -> None:
          "--source-format", "json", "--schema", SCHEMA_DDL, "--endpoint-url", aws.endpoint_url or ""],
         capture_output=True, text=True, env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # Without the connector the job stops with one line saying how to get it (no stack trace).
+    proc = subprocess.run(
+        [str(submit), "--master", "local[1]", str(ROOT / "incremental" / "__main__.py"),
+         "run", "--drain", "--changelog", f"s3a://{lake}/changelog", "--table", f"s3a://{lake}/other",
+         "--source-format", "json", "--endpoint-url", aws.endpoint_url or ""],
+        capture_output=True, text=True, env=env | {"LAKEINLET_JARS": str(ROOT / "tests")}, timeout=300)
+    said = proc.stdout + proc.stderr  # spark-submit sends the Python driver's stderr to stdout
+    assert proc.returncode == 2, said[-2000:]
+    assert "error: Spark cannot load org.apache.hadoop.fs.s3a.S3AFileSystem" in said
+    assert "lakeinlet jars --only s3a" in said and "Traceback" not in said
     assert "loaded 6 rows in 1 batches" in proc.stdout
     assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
         r["order_id"] for f in files for r in f.rows)

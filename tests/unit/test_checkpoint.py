@@ -11,10 +11,12 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.changelog import DeltaChangelog
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental import checkpoint as ck
-from lakeinlet.incremental.delta_target import DeltaTarget
 from lakeinlet.incremental.ledger import DeltaLedger
+from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.model import Outcome, PlannedObject, Position
-from lakeinlet.incremental.ports import ReadResult
+from lakeinlet.incremental.plan import Caps
+from lakeinlet.incremental.ports import NOTHING_READ
+from lakeinlet.incremental.targets.delta import DeltaTarget
 
 pytestmark = pytest.mark.unit
 AWS = AwsSection()
@@ -34,7 +36,7 @@ def _outcome(key: str) -> Outcome:
 
 
 def _load(target: DeltaTarget, start: Position, end: Position, key: str) -> int:
-    return target.commit(ReadResult((), None, {}, {}, {}), start, end, f"batch-{key}", [_outcome(key)])
+    return target.commit(NOTHING_READ, start, end, f"batch-{key}", [_outcome(key)])
 
 
 def test_show_reports_checkpoint_and_lag(tmp_path: Path) -> None:
@@ -62,7 +64,7 @@ def test_reset_back_and_forward_is_audited_and_applied_once(tmp_path: Path) -> N
     assert [c.version for c in fwd.skipped] == [1, 2, 3, 4]
     ck.apply_reset(target, fwd, "skip")
     assert target.checkpoint().position == Position(4)
-    reasons = [h.get("lakeinlet.reason") for h in target.history() if "lakeinlet.reason" in h]
+    reasons = [c.meta["reason"] for c in target.commits() if "reason" in c.meta]
     assert reasons == ["skip", "replay"]
 
 
@@ -72,8 +74,10 @@ def test_ledger_is_repaired_from_the_target_commit_metadata(tmp_path: Path) -> N
     v0 = _load(target, Position(-1), Position(0), "a")
     ledger.append([_outcome("a")], v0, "batch-a")
     _load(target, Position(0), Position(1), "b")  # crash: ledger never written for this batch
-    assert ledger.repair(target) == 1
-    assert ledger.repair(target) == 0
+    loader = Loader(changelog=None, store=None, reader=None, target=target, ledger=ledger,  # type: ignore[arg-type]
+                    caps=Caps(1, 1))
+    assert loader.repair() == 1
+    assert loader.repair() == 0
     assert sorted(r["key"] for r in ledger.read().to_pylist()) == ["a", "b"]
     assert ledger.known([_outcome("b").obj]) == {_outcome("b").obj.ref}
 

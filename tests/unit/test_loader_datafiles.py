@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.incremental.datafiles import data_files, filesystem, partition_values
-from lakeinlet.incremental.delta_target import DeltaTarget
+from lakeinlet.incremental.job import main
 from lakeinlet.incremental.model import Position
-from lakeinlet.incremental.ports import ReadResult
+from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.targets.delta import DeltaTarget
+from lakeinlet.incremental.targets.delta_files import data_files, filesystem, partition_values
 
 pytestmark = pytest.mark.unit
 
@@ -37,7 +42,8 @@ def test_committed_files_carry_footer_stats_and_are_read_back(tmp_path: Path) ->
     assert [f.path for f in files] == ["data/b1/day=2026-11-01/part-0.parquet"]
     schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")), ("day", pa.string())])
     target = DeltaTarget(str(root), AwsSection(), "app", ["day"])
-    target.commit(ReadResult(tuple(files), schema, {}, {}, {}), Position(-1), Position(0), "b1", [])
+    target._write = lambda df, batch_id: files  # type: ignore[method-assign]  # what Spark wrote
+    target.commit(ReadBatch(object(), schema, {}, {}, {}), Position(-1), Position(0), "b1", [])
     dt = target.table()
     assert dt is not None
     actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()[0]
@@ -47,3 +53,34 @@ def test_committed_files_carry_footer_stats_and_are_read_back(tmp_path: Path) ->
     got = dt.to_pyarrow_dataset().to_table()
     assert sorted(got.column("id").to_pylist(), key=str) == [3, 9, None]
     assert set(got.column("day").to_pylist()) == {"2026-11-01"}
+
+
+def _batch(root: Path, batch: str, ids: list[int], age_hours: float = 0) -> Path:
+    folder = root / "data" / batch
+    folder.mkdir(parents=True)
+    path = folder / "part-0.parquet"
+    pq.write_table(pa.table({"id": ids}), path)
+    old = time.time() - age_hours * 3600
+    os.utime(path, (old, old))
+    return path
+
+
+def test_vacuum_deletes_only_old_unreferenced_files(tmp_path: Path, capsys: Any) -> None:
+    root = tmp_path / "t"
+    committed = _batch(root, "b1", [1, 2], age_hours=5)
+    target = DeltaTarget(str(root), AwsSection(), "app")
+    fs, base = filesystem(str(root), AwsSection())
+    target._write = lambda df, batch_id: data_files(fs, base, "data/b1", [])  # type: ignore[method-assign]
+    target.commit(ReadBatch(object(), pa.schema([("id", pa.int64())]), {}, {}, {}), Position(-1),
+                  Position(0), "b1", [])
+    crashed = _batch(root, "b2-crashed", [3], age_hours=5)  # a batch that never committed
+    running = _batch(root, "b3-running", [4])  # a batch being written right now
+    flags = ["--changelog", str(tmp_path / "cl"), "--table", str(root)]
+    assert main(["vacuum", "--dry-run", "--retention-hours", "1", *flags]) == 0
+    out = capsys.readouterr().out
+    assert "data/b2-crashed/part-0.parquet" in out and "b3-running" not in out and "b1/" not in out
+    assert crashed.exists()
+    assert main(["vacuum", "--retention-hours", "0.5", *flags]) == 2  # shorter than any batch may take
+    assert main(["vacuum", "--retention-hours", "1", *flags]) == 0
+    assert not crashed.exists() and running.exists() and committed.exists()
+    assert sorted(DeltaTable(str(root)).to_pyarrow_dataset().to_table().column("id").to_pylist()) == [1, 2]

@@ -14,7 +14,7 @@ from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.loader import CRASH_POINTS, Crash, Loader
 from lakeinlet.incremental.model import FINAL, ChangeRow, Checkpoint, Outcome, PlannedObject, Position
 from lakeinlet.incremental.plan import Caps, rows_from_records
-from lakeinlet.incremental.ports import ObjectHead, ReadResult
+from lakeinlet.incremental.ports import ObjectHead, ReadBatch
 
 pytestmark = pytest.mark.unit
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -52,8 +52,9 @@ class FakeStore:
 
 
 class FakeReader:
-    def read_write(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any) -> ReadResult:
-        return ReadResult((), None, {(o.bucket, o.key): 2 for o in objs}, {}, {})
+    def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any,
+             heads: Any = None) -> ReadBatch:
+        return ReadBatch(None, None, {(o.bucket, o.key): 2 for o in objs}, {}, {})
 
 
 @dataclass
@@ -66,11 +67,17 @@ class FakeTarget:
     def schema(self) -> Any:
         return None
 
-    def commit(self, result: ReadResult, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome]) -> int:
+    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
+               outcomes: Sequence[Outcome], crash: Any = None) -> int:
+        if crash:
+            crash("written")
         if (self.checkpoint().position or Position(-1)) != start:
             raise CommitConflict("moved")
         self.commits.append((end, list(outcomes)))
+        return len(self.commits) - 1
+
+    def commit_position(self, start: Position | None, to: Position, reason: str, operation: str) -> int:
+        self.commits.append((to, []))
         return len(self.commits) - 1
 
     def batches_after(self, version: int) -> list[tuple[int, str, list[Outcome]]]:
@@ -91,12 +98,6 @@ class FakeLedger:
     def append(self, outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> None:
         if target_version > self.last_target_version():
             self.rows += [(target_version, o) for o in outcomes]
-
-    def repair(self, target: Any) -> int:
-        batches = target.batches_after(self.last_target_version())
-        for v, b, outs in batches:
-            self.append(outs, v, b)
-        return len(batches)
 
 
 def make(changelog: FakeChangelog, target: FakeTarget, ledger: FakeLedger, **kw: Any) -> Loader:
@@ -149,12 +150,25 @@ def test_a_lost_commit_race_replans_from_the_winners_checkpoint() -> None:
     winner = make(changelog, target, ledger)
     real_commit = target.commit
 
-    def commit_after_winner(*args: Any) -> int:
+    def commit_after_winner(*args: Any, **kw: Any) -> int:
         target.commit = real_commit  # type: ignore[method-assign]
         winner.run_batch()
-        return real_commit(*args)
+        return real_commit(*args, **kw)
 
     target.commit = commit_after_winner  # type: ignore[method-assign]
     summary = loser.drain()
     assert summary.conflicts == 1 and summary.batches == 0
     assert loaded_rows(target) == {"a": 1, "b": 1}
+
+
+def test_latest_is_resolved_once_so_later_events_load() -> None:
+    """A first run with `latest` records where it starts; events after it are loaded later
+    (re-resolving `latest` on every batch skipped them forever)."""
+    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog.add("a")
+    first = make(changelog, target, ledger, on_missing_checkpoint="latest").drain()
+    assert first.batches == 0 and target.checkpoint().position == Position(0)
+    changelog.add("b")
+    changelog.add("c")
+    make(changelog, target, ledger, on_missing_checkpoint="latest").drain()
+    assert loaded_rows(target) == {"b": 1, "c": 1}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -18,9 +19,20 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.incremental.ports import DataFile
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One Parquet file Spark wrote into the table folder, ready to be committed."""
+
+    path: str
+    """Relative to the table root, raw (not URL-encoded)."""
+    size: int
+    partition_values: dict[str, str | None]
+    modification_time: int
+    stats: str
 
 
 def filesystem(uri: str, aws: AwsSection) -> tuple[pafs.FileSystem, str]:

@@ -1,0 +1,79 @@
+"""Adapter: the quarantine table (Delta) of malformed JSON/CSV records, kept for repair and replay.
+
+Each row holds one raw record as it was in the object, the object (bucket, key, etag), its line
+number and the batch that read it. Spark stages a batch's records under `data/<batch id>/` before
+the target commit; after the commit they are committed here with `txn(<app id>:quarantine,
+target version)`, so a crash in between is repaired from the target's history (the staged files
+are still there) and nothing is recorded twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from deltalake import DeltaTable
+from deltalake.exceptions import CommitFailedError
+from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
+
+from lakeinlet.aws import AwsSection, delta_uri, spark_uri, storage_options
+from lakeinlet.delta_io import open_table
+from lakeinlet.incremental.targets.delta_files import data_files, filesystem
+
+QUARANTINE_SCHEMA = pa.schema([
+    ("_source_bucket", pa.string()), ("_source_key", pa.string()), ("_source_etag", pa.string()),
+    ("_source_event_time", pa.timestamp("us", tz="UTC")), ("_ingest_batch", pa.string()),
+    ("line", pa.int64()), ("record", pa.string())])
+
+
+class DeltaQuarantine:
+    """The quarantine table at `uri` (default `<table>_quarantine`); created on first use."""
+
+    def __init__(self, uri: str, aws: AwsSection, app_id: str, spark_scheme: str = "s3a") -> None:
+        self.uri = delta_uri(uri)
+        self.spark_uri = spark_uri(uri, spark_scheme).rstrip("/")
+        self.app_id = app_id + ":quarantine"
+        self._options = storage_options(aws, self.uri)
+        self.fs, self.root = filesystem(self.uri, aws)
+
+    def table(self) -> DeltaTable | None:
+        return open_table(self.uri, self._options)
+
+    def read(self) -> pa.Table:
+        dt = self.table()
+        return QUARANTINE_SCHEMA.empty_table() if dt is None else dt.to_pyarrow_dataset().to_table()
+
+    def stage(self, records: Any, batch_id: str) -> None:
+        """Spark writes the batch's records under `data/<batch id>/` (one attempt overwrites a
+        previous attempt of the same batch id; batch ids are unique per attempt anyway)."""
+        cols = [c for c in QUARANTINE_SCHEMA.names]
+        records.select(*cols).write.mode("overwrite").parquet(f"{self.spark_uri}/data/{batch_id}")
+
+    def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
+        """Staged records of batches that never committed, older than the retention."""
+        from lakeinlet.incremental.targets.delta import vacuum_table
+
+        return vacuum_table(self.table(), retention_hours, dry_run)
+
+    def last_version(self) -> int:
+        dt = self.table()
+        found = None if dt is None else dt.transaction_version(self.app_id)
+        return -1 if found is None else int(found)
+
+    def commit(self, batch_id: str, target_version: int) -> None:
+        """Commit the staged files of `batch_id` (idempotent per target version)."""
+        if target_version <= self.last_version():
+            return
+        files = data_files(self.fs, self.root, f"data/{batch_id}", [])
+        dt = self.table() or DeltaTable.create(self.uri, QUARANTINE_SCHEMA, mode="ignore",
+                                               storage_options=self._options)
+        adds: list[AddAction | RemoveAction] = [
+            AddAction(f.path, f.size, {}, f.modification_time, True, f.stats) for f in files]
+        props = CommitProperties(app_transactions=[Transaction(self.app_id, target_version)],
+                                 custom_metadata={"lakeinlet.batch": batch_id})
+        try:
+            dt.create_write_transaction(adds, mode="append", schema=QUARANTINE_SCHEMA,
+                                        commit_properties=props)
+        except CommitFailedError:
+            if self.last_version() < target_version:
+                raise

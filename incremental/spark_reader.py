@@ -1,0 +1,175 @@
+"""Adapter: Spark reads one batch's objects (one read per batch) and validates them before any write.
+
+Bad input never fails the batch. Every object that cannot be loaded whole gets a status and a
+reason and none of its rows (see `spark_checks`): vanished or corrupt files, type conflicts with
+the table (`schema_conflict`), Parquet files whose rows fall short of their footer, objects
+overwritten after their HEAD. Malformed JSON/CSV records are kept, with their object, for the
+quarantine table. The rows to commit stay cached until the target has written them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.window import Window
+
+from lakeinlet.errors import TerminalError
+from lakeinlet.incremental import spark_checks as checks
+from lakeinlet.incremental.model import MISSING, PlannedObject
+from lakeinlet.incremental.ports import NOTHING_READ, ObjectHead, ReadBatch
+from lakeinlet.incremental.settings import ReadSection
+
+CORRUPT_COL = "_corrupt_record"
+LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time")
+FILE_SIZE, FILE_MTIME = "_lakeinlet_file_size", "_lakeinlet_file_mtime"
+GLOB = re.compile(r"([\\\[\]{}*?])")
+Ref = tuple[str, str]
+Failed = dict[Ref, tuple[str, str]]
+
+
+def parse_schema(text: str | None) -> T.StructType | None:
+    """An explicit schema: a path to a Spark JSON schema file, or a DDL string."""
+    if not text:
+        return None
+    if text.strip().endswith(".json") and Path(text).is_file():
+        return T.StructType.fromJson(json.loads(Path(text).read_text()))
+    parsed = T._parse_datatype_string(text)
+    if not isinstance(parsed, T.StructType):
+        raise TerminalError(f"--schema: expected a list of columns, found {text!r}")
+    return parsed
+
+
+class SparkReader:
+    """Reads planned objects with Spark's native readers; nothing is written here."""
+
+    def __init__(self, spark: SparkSession, read: ReadSection, scheme: str) -> None:
+        self.spark, self.settings, self.scheme = spark, read, scheme
+        self.schema = parse_schema(read.schema)
+        self.text = read.source_format in ("json", "csv")
+
+    def uri(self, o: PlannedObject) -> str:
+        return f"{self.scheme}://{o.bucket}/{o.key}"
+
+    def load_path(self, o: PlannedObject) -> str:
+        """The object's path with Hadoop glob characters escaped: `in/a[1].json` is that object."""
+        return GLOB.sub(r"\\\1", self.uri(o))
+
+    def reader(self, strict: bool = False) -> Any:
+        """Spark's reader for the source format; `strict` fails on the first bad byte."""
+        r = self.spark.read.format(self.settings.source_format).options(**self.settings.options)
+        if self.text:
+            r = r.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COL)
+        elif not strict:
+            r = r.option("ignoreCorruptFiles", "true")
+        if self.settings.source_format == "parquet" and self.schema is None:
+            r = r.option("mergeSchema", "true")
+        if not strict:
+            r = r.option("ignoreMissingFiles", "true")
+        if self.schema is not None:
+            extra = [T.StructField(CORRUPT_COL, T.StringType())] if self.text else []
+            r = r.schema(T.StructType(self.schema.fields + extra))
+        return r
+
+    def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
+             heads: Mapping[Ref, ObjectHead] | None = None) -> ReadBatch:
+        """One Spark read over all objects, validated and counted per object (one job), cached."""
+        failed: Failed = {}
+        raw, objs = self._load(objs, failed, table_schema)
+        if raw is not None:
+            raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)
+        if raw is None or not objs:
+            return ReadBatch(None, None, {}, {}, failed)
+        df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
+        seen = checks.per_object(df, CORRUPT_COL in df.columns)
+        failed |= checks.problems(self, objs, seen, heads or {})
+        return self._batch(df, seen, failed)
+
+    def _load(self, objs: Sequence[PlannedObject], failed: Failed,
+              table: Any | None) -> tuple[DataFrame | None, list[PlannedObject]]:
+        """The bulk read; Spark checks that every path exists when planning the read, so an
+        object deleted since the HEAD is set aside as missing and the read is planned again."""
+        left = list(objs)
+        while left:
+            try:
+                return self.reader().load([self.load_path(o) for o in left]), left
+            except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
+                if checks.is_merge_conflict(exc):
+                    return checks.split_conflicting(self, left, failed, table)
+                gone = [o for o in left if "PATH_NOT_FOUND" in str(exc) and self.uri(o) in str(exc)]
+                if not isinstance(exc, AnalysisException) or not gone:
+                    raise
+                for o in gone:
+                    failed[(o.bucket, o.key)] = (MISSING, f"object not found when read: {self.uri(o)}")
+                left = [o for o in left if o not in gone]
+        return None, left
+
+    def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str) -> DataFrame:
+        jpath = self.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+        rows = [(jpath(self.uri(o)).toUri().toString(), o.bucket, o.key, o.etag, o.event_time)
+                for o in objs]
+        schema = "_path STRING, " + ", ".join(
+            f"{c} {'TIMESTAMP' if c.endswith('time') else 'STRING'}" for c in LINEAGE)
+        lineage = self.spark.createDataFrame(rows, schema).withColumn("_ingest_batch", F.lit(batch_id))
+        with_meta = raw.select("*", F.col("_metadata.file_path").alias("_path"),
+                               F.col("_metadata.file_size").alias(FILE_SIZE),
+                               F.col("_metadata.file_modification_time").alias(FILE_MTIME))
+        return with_meta.join(F.broadcast(lineage), "_path", "left").drop("_path")
+
+    def _batch(self, df: DataFrame, seen: dict[Ref, checks.Seen], failed: Failed) -> ReadBatch:
+        if (None, None) in seen:
+            raise TerminalError("rows without lineage (file path not matched): please report this")
+        rows = {ref: s.rows for ref, s in seen.items() if ref not in failed}
+        bad = {ref: s.bad for ref, s in seen.items() if s.bad}
+        keep, malformed = _drop_failed(df, failed), None
+        if CORRUPT_COL in df.columns:
+            if bad:
+                malformed = self._with_lines(df.filter(F.col(CORRUPT_COL).isNotNull()).select(
+                    *LINEAGE, "_ingest_batch", F.col(CORRUPT_COL).alias("record")), list(bad))
+            keep = keep.filter(F.col(CORRUPT_COL).isNull()).drop(CORRUPT_COL)
+        keep = keep.drop(FILE_SIZE, FILE_MTIME)
+        if not any(rows.values()):
+            df.unpersist()
+            return ReadBatch(None, None, rows, bad, failed)
+        return ReadBatch(keep, to_arrow_schema(keep.schema), rows, bad, failed, malformed, cached=(df,))
+
+
+    def _with_lines(self, malformed: DataFrame, refs: list[Ref]) -> DataFrame:
+        """Line numbers (1-based) of malformed records: only their objects are read again, as
+        text; the n-th copy of a line in an object matches the n-th malformed copy of it."""
+        lines: Any = None
+        for bucket, key in refs:
+            path = GLOB.sub(r"\\\1", f"{self.scheme}://{bucket}/{key}")
+            rdd = self.spark.read.text(path).rdd.zipWithIndex().map(_numbered(bucket, key))
+            lines = rdd if lines is None else lines.union(rdd)
+        by_text = ["_source_bucket", "_source_key", "record"]
+        found = self.spark.createDataFrame(
+            lines, "_source_bucket STRING, _source_key STRING, record STRING, line LONG")
+        found = found.withColumn("_n", F.row_number().over(Window.partitionBy(*by_text).orderBy("line")))
+        order = Window.partitionBy(*by_text).orderBy(F.monotonically_increasing_id())
+        return malformed.withColumn("_n", F.row_number().over(order)) \
+            .join(found, [*by_text, "_n"], "left").drop("_n")
+
+
+def _numbered(bucket: str, key: str) -> Any:
+    """(row, index) → (bucket, key, line text, 1-based line number), for an RDD map."""
+    return lambda pair: (bucket, key, pair[0][0], pair[1] + 1)
+
+
+def _drop_failed(df: DataFrame, failed: Failed) -> DataFrame:
+    if not failed:
+        return df
+    ref = F.concat_ws("\x1f", F.col("_source_bucket"), F.col("_source_key"))
+    return df.filter(~ref.isin([f"{b}\x1f{k}" for b, k in failed]))
+
+
+__all__ = ["CORRUPT_COL", "NOTHING_READ", "SparkReader", "parse_schema"]

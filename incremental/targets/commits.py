@@ -1,0 +1,84 @@
+"""What every target keeps in its own commits, whatever the format: lakeinlet's commit metadata
+(one codec), and the checkpoint and loader batches read back from a list of target commits.
+
+Each adapter turns its log (Delta history, Hudi timeline, Iceberg snapshots) into `TargetCommit`s,
+newest first; everything below is format-independent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+
+from lakeinlet.incremental.model import (
+    LOAD,
+    REMOVE,
+    RESET,
+    Checkpoint,
+    Outcome,
+    Position,
+    TargetCommit,
+)
+
+META = "lakeinlet."
+
+
+def load_meta(app_id: str, batch_id: str, start: Position, end: Position,
+              outcomes: Sequence[Outcome] | None, operation: str = LOAD) -> dict[str, str]:
+    """Metadata of a load/remove commit (`outcomes` None: the adapter keeps them elsewhere)."""
+    meta = {"operation": operation, "app_id": app_id, "batch": batch_id,
+            "start": start.to_json(), "position": end.to_json()}
+    if outcomes is not None:
+        meta["outcomes"] = outcomes_json(outcomes)
+    return meta
+
+
+def position_meta(app_id: str, start: Position | None, to: Position, reason: str,
+                  operation: str = RESET) -> dict[str, str]:
+    """Metadata of a checkpoint-only commit (a reset, or the recorded first-run start)."""
+    return {"operation": operation, "app_id": app_id, "start": (start or Position(-1)).to_json(),
+            "position": to.to_json(), "reason": reason}
+
+
+def prefixed(meta: dict[str, str]) -> dict[str, str]:
+    return {META + k: v for k, v in meta.items()}
+
+
+def unprefixed(raw: dict[str, object]) -> dict[str, str]:
+    return {k[len(META):]: str(v) for k, v in raw.items() if k.startswith(META) and v is not None}
+
+
+def outcomes_json(outcomes: Sequence[Outcome]) -> str:
+    return json.dumps([o.to_list() for o in outcomes], default=str)
+
+
+def outcomes_from(text: str) -> list[Outcome]:
+    return [Outcome.from_list(v) for v in json.loads(text)]
+
+
+def checkpoint_from(commits: Iterable[TargetCommit], app_id: str, version: int) -> Checkpoint:
+    """The position of the newest of `commits` (newest first) that is ours and carries one."""
+    for c in commits:
+        if c.is_ours(app_id) and c.position is not None:
+            return Checkpoint(c.position, version, c.timestamp)
+    return Checkpoint(None, version)
+
+
+def batches_after(commits: Iterable[TargetCommit], app_id: str, target_version: int,
+                  outcomes_of: Callable[[TargetCommit], list[Outcome]] | None = None,
+                  ) -> list[tuple[int, str, list[Outcome]]]:
+    """(version, batch id, outcomes) of our load/remove commits after `target_version`, oldest
+    first; `outcomes_of` reads outcomes an adapter keeps outside the commit metadata."""
+    out = []
+    for c in commits:
+        if c.version <= target_version:
+            break
+        if c.is_ours(app_id) and c.operation in (LOAD, REMOVE):
+            found = outcomes_of(c) if outcomes_of else outcomes_from(c.meta.get("outcomes", "[]"))
+            out.append((c.version, c.meta.get("batch", ""), found))
+    return sorted(out, key=lambda item: item[0])
+
+
+def newest_reset(commits: Iterable[TargetCommit], app_id: str) -> TargetCommit | None:
+    """The newest reset of this loader (to tell whether a reset request was already applied)."""
+    return next((c for c in commits if c.is_ours(app_id) and c.operation == RESET), None)

@@ -1,0 +1,195 @@
+"""Adapter: the Delta target table. Spark writes Parquet into the table folder; the driver commits
+the files with delta-rs.
+
+One commit per batch holds the data files, the checkpoint (`txn` app id + the last fully consumed
+changelog version) and, in its commit metadata, the finer position, files and bytes, and every
+planned object's outcome (so the ledger can always be rebuilt from the target's history). A
+second loader fails cleanly: delta-rs rejects a commit whose app id moved concurrently, and the
+checkpoint is checked again just before committing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+from deltalake import DeltaTable
+from deltalake.exceptions import CommitFailedError
+from deltalake.schema import Field
+from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
+
+from lakeinlet.aws import AwsSection, delta_uri, spark_uri, storage_options
+from lakeinlet.delta_io import open_table
+from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.model import RESET, Checkpoint, Outcome, Position, TargetCommit
+from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.delta_files import DataFile, data_files, filesystem, list_written
+
+LINEAGE_SCHEMA = pa.schema([
+    ("_source_bucket", pa.string()), ("_source_key", pa.string()), ("_source_etag", pa.string()),
+    ("_source_event_time", pa.timestamp("us", tz="UTC")), ("_ingest_batch", pa.string())])
+"""Columns every target row carries; also the schema of a table whose first commit had no rows."""
+
+
+class DeltaTarget:
+    """The target table at `uri`; created on the first commit with the first batch's schema."""
+
+    format = "delta"
+
+    def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str] = (),
+                 spark_scheme: str = "s3a") -> None:
+        self.uri = delta_uri(uri)
+        self.spark_uri = spark_uri(uri, spark_scheme).rstrip("/")
+        self.app_id = app_id
+        self.partition_by = list(partition_by)
+        self._options = storage_options(aws, self.uri)
+        self.fs, self.root = filesystem(self.uri, aws)
+
+    def table(self) -> DeltaTable | None:
+        return open_table(self.uri, self._options)
+
+    def schema(self) -> pa.Schema | None:
+        dt = self.table()
+        return None if dt is None else pa.schema(dt.schema().to_arrow())
+
+    def commits(self, limit: int | None = None) -> list[TargetCommit]:
+        dt = self.table()
+        return [] if dt is None else [_commit(h) for h in dt.history(limit)]
+
+    def checkpoint(self) -> Checkpoint:
+        """The position in the newest commit that carries one (a load, a removal or a reset)."""
+        dt = self.table()
+        if dt is None:
+            return Checkpoint(None, -1)
+        version, txn = int(dt.version()), dt.transaction_version(self.app_id)
+        if txn is None:
+            return Checkpoint(None, version)
+        for limit in (16, None):  # the newest commits nearly always hold it: read few first
+            found = tc.checkpoint_from(self.commits(limit), self.app_id, version)
+            if found.position is not None:
+                return found
+        return Checkpoint(Position(int(txn)), version)
+
+    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None) -> int:
+        """Write the batch's rows as Parquet, then commit the files and the checkpoint `end` in
+        one transaction.
+
+        Raises:
+            CommitConflict: the checkpoint is no longer `start` (another loader committed this
+                batch) or a concurrent commit touched the same app id.
+        """
+        files = self._write(batch.data, batch_id) if batch.data is not None else []
+        if crash:
+            crash("written")
+        dt = self._ensure(batch.schema if batch.schema is not None else self._fallback_schema())
+        self._check_start(start)
+        self._check_files(files)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes) | {
+            "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
+        return self._commit(dt, [_add(f) for f in files], end, meta)
+
+    def _write(self, df: Any, batch_id: str) -> list[DataFile]:
+        """Spark writes the rows under `data/<batch id>/`: a folder per attempt, so a crashed
+        attempt leaves orphans that no commit references (see `vacuum`)."""
+        folder = f"data/{batch_id}"
+        df.write.mode("append").partitionBy(*self.partition_by).parquet(f"{self.spark_uri}/{folder}")
+        return data_files(self.fs, self.root, folder, self.partition_by)
+
+    def _check_files(self, files: Sequence[DataFile]) -> None:
+        """The batch's files are all still there (a vacuum with a retention shorter than this
+        batch took would have deleted them): a commit never references a missing file."""
+        if not files:
+            return
+        there = {rel for rel, _, _ in list_written(self.fs, self.root, _folder(files[0]))}
+        if gone := [f.path for f in files if f.path not in there]:
+            raise TerminalError(f"{self.uri}: {len(gone)} files of this batch vanished before its "
+                                f"commit (a vacuum with a retention shorter than the batch?): {gone[0]}")
+
+    def _check_start(self, start: Position) -> None:
+        now = self.checkpoint().position
+        if (now or Position(-1)) != start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
+                                 "another loader committed this batch")
+
+    def _ensure(self, schema: pa.Schema) -> DeltaTable:
+        """Create the table, or add columns the batch brings (schema evolution)."""
+        dt = self.table()
+        if dt is None:
+            try:
+                return DeltaTable.create(self.uri, schema, mode="error",
+                                         partition_by=self.partition_by or None,
+                                         storage_options=self._options)
+            except Exception:  # another loader created it first: use theirs
+                dt = self.table()
+                if dt is None:
+                    raise
+        current = pa.schema(dt.schema().to_arrow())
+        added = [f for f in schema if f.name not in current.names]
+        if added:
+            dt.alter.add_columns([Field.from_arrow(f) for f in added])
+            dt = self.table()
+        assert dt is not None
+        return dt
+
+    def _commit(self, dt: DeltaTable, actions: list[AddAction | RemoveAction], end: Position,
+                meta: dict[str, str]) -> int:
+        props = CommitProperties(app_transactions=[Transaction(self.app_id, end.complete)],
+                                 custom_metadata=tc.prefixed(meta))
+        try:
+            dt.create_write_transaction(actions, mode="append", schema=pa.schema(dt.schema().to_arrow()),
+                                        partition_by=self.partition_by or None, commit_properties=props)
+        except CommitFailedError as exc:
+            raise CommitConflict(f"commit to {self.uri} lost to a concurrent writer: {exc}") from exc
+        done = self.table()
+        assert done is not None
+        return int(done.version())
+
+    def commit_position(self, start: Position | None, to: Position, reason: str,
+                        operation: str = RESET) -> int:
+        """A commit without files that moves `txn` and says why (a reset, or a first run's start)."""
+        dt = self._ensure(self._fallback_schema())
+        return self._commit(dt, [], to, tc.position_meta(self.app_id, start, to, reason, operation))
+
+    def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
+        dt = self.table()
+        if dt is None:
+            return []
+        return tc.batches_after(self.commits(max(int(dt.version()) - target_version, 1)), self.app_id,
+                                target_version)
+
+    def _fallback_schema(self) -> pa.Schema:
+        return self.schema() or LINEAGE_SCHEMA
+
+    def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
+        """Files the log does not reference (a crashed or losing batch's folder, removed files),
+        older than the retention; deleted unless `dry_run`."""
+        return vacuum_table(self.table(), retention_hours, dry_run)
+
+
+def vacuum_table(dt: DeltaTable | None, retention_hours: float, dry_run: bool) -> list[str]:
+    """delta-rs's full vacuum: every file the log does not reference, older than the retention
+    (files of a batch still being written are newer, so they stay)."""
+    if dt is None:
+        return []
+    return sorted(dt.vacuum(retention_hours=int(retention_hours), dry_run=dry_run,
+                            enforce_retention_duration=False, full=True))
+
+
+def _commit(h: dict[str, Any]) -> TargetCommit:
+    meta = tc.unprefixed(h)
+    when = datetime.fromtimestamp(int(h["timestamp"]) / 1000, UTC)
+    files = int(meta["files"]) if "files" in meta else None
+    size = int(meta["bytes"]) if "bytes" in meta else None
+    return TargetCommit(int(h["version"]), when, meta, files, size)
+
+
+def _folder(f: DataFile) -> str:
+    return "/".join(f.path.split("/")[:2])  # data/<batch id>
+
+
+def _add(f: DataFile) -> AddAction:
+    return AddAction(f.path, f.size, f.partition_values, f.modification_time, True, f.stats)
