@@ -23,10 +23,11 @@ from lakeinlet.faults.proxy import FaultProxy
 
 def _clients(endpoint: str) -> tuple[Any, Any]:
     cfg = Config(retries={"total_max_attempts": 1, "mode": "standard"}, s3={"addressing_style": "path"})
-    keys = {"aws_access_key_id": TEST_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-            "aws_secret_access_key": TEST_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}
-    return (boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", config=cfg, **keys),
-            boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1", config=cfg, **keys))
+    session: Any = boto3.session.Session(  # typed loosely: the service is a runtime string
+        aws_access_key_id=TEST_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=TEST_CREDENTIALS["AWS_SECRET_ACCESS_KEY"], region_name="us-east-1")
+    return (session.client("s3", endpoint_url=endpoint, config=cfg),
+            session.client("sqs", endpoint_url=endpoint, config=cfg))
 
 
 def _calls(endpoint: str, queue_url: str) -> dict[str, Callable[[], object]]:
