@@ -15,6 +15,7 @@ import argparse
 import json
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from lakeinlet.faults.overhead import main as overhead_main
@@ -51,10 +52,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with FaultProxy(args.upstream, plan, args.seed, args.log, port=args.port) as proxy:
         print(f"AWS_ENDPOINT_URL={proxy.endpoint}  (control: {proxy.endpoint}/__faults__)", flush=True)
-        signal.sigwait({signal.SIGINT, signal.SIGTERM})
+        _wait_for_stop()
     return 0
 
 
+def _wait_for_stop() -> None:
+    """Return on SIGINT or SIGTERM (handlers, not a blocked mask: mitmdump would inherit it)."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
+
+
 if __name__ == "__main__":
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     sys.exit(main())
