@@ -3,6 +3,15 @@
 Standard library only: the mitmproxy addon, in its own virtualenv, loads this file by path.
 A decision depends only on (seed, rule, occurrence), never on timing or on other operations'
 traffic, so the same seed and plan give the same faults for the same request sequence.
+
+Kinds. Answered by the proxy, never forwarded: http_500, slow_down_503 (S3 SlowDown; SQS
+ServiceUnavailable), throttle (S3 503 SlowDown; SQS 400 RequestThrottled). reset_before: the
+connection is closed before the request reaches the emulator. Forwarded, so the emulator APPLIES
+the request: reset_after (closed before any answer byte), error_after (a 500 instead of the
+answer), truncate (headers with the full Content-Length, `keep_bytes` of the body, then closed;
+keep_bytes=0 cuts right after the headers), latency (the answer is held back `latency_ms`).
+"Closed" is a close without an answer (FIN), which clients report as a broken connection,
+as they do a reset; mitmproxy offers no RST.
 """
 
 from __future__ import annotations
@@ -56,6 +65,8 @@ class FaultRule:
             out.append(f"probability: expected 0..1, found {self.probability}")
         if any(n < 1 for n in self.nth):
             out.append(f"nth: expected occurrences from 1, found {list(self.nth)}")
+        if self.keep_bytes < 0:
+            out.append(f"keep_bytes: expected >= 0, found {self.keep_bytes}")
         if self.fault == "latency" and self.latency_ms <= 0:
             out.append(f"latency_ms: expected > 0 for latency, found {self.latency_ms}")
         return out

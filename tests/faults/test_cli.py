@@ -34,7 +34,8 @@ def test_serve_runs_a_plan_from_a_file_until_sigterm(tmp_path: Path, moto_server
     proc = subprocess.Popen(
         [sys.executable, "-m", "lakeinlet.faults", "serve", "--upstream", moto_server.endpoint,
          "--plan", str(plan), "--seed", "5", "--log", str(tmp_path / "f.jsonl")],
-        stdout=subprocess.PIPE, text=True, env=os.environ | {"LAKEINLET_FAULTS_VENV": str(mitmdump.parents[1])})
+        stdout=subprocess.PIPE, text=True,
+        env=os.environ | {"LAKEINLET_FAULTS_VENV": str(mitmdump.parents[1])})
     try:
         assert proc.stdout
         endpoint = proc.stdout.readline().split()[0].removeprefix("AWS_ENDPOINT_URL=")

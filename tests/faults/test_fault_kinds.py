@@ -101,11 +101,13 @@ def test_reset_before_never_reaches_the_emulator(proxy: FaultProxy, bucket: str,
     assert [(r.fault, r.forwarded, r.applied) for r in proxy.faults()] == [("reset_before", False, False)]
 
 
-def test_truncated_object_body_fails_while_reading_it(proxy: FaultProxy, bucket: str) -> None:
-    proxy.set_plan(first("GetObject", "truncate", keep_bytes=100))
+@pytest.mark.parametrize("keep", [0, 100])
+def test_truncated_object_body_fails_while_reading_it(proxy: FaultProxy, bucket: str, keep: int) -> None:
+    proxy.set_plan(first("GetObject", "truncate", keep_bytes=keep))
     answer = aws_client("s3", proxy.endpoint, 1).get_object(Bucket=bucket, Key="k")
     assert answer["ContentLength"] == len(BODY)  # the headers promised the whole body
-    with pytest.raises(ResponseStreamingError, match=r"IncompleteRead\(100 bytes read, 900 more"):
+    with pytest.raises(ResponseStreamingError,
+                       match=rf"IncompleteRead\({keep} bytes read, {len(BODY) - keep} more"):
         answer["Body"].read()
 
 

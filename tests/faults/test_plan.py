@@ -91,6 +91,7 @@ def test_plan_round_trips_through_a_dict() -> None:
     ({"fault": "http_500", "probability": 1.5}, "probability: expected 0..1"),
     ({"fault": "http_500", "nth": (0,)}, "nth: expected occurrences from 1"),
     ({"fault": "latency"}, "latency_ms: expected > 0"),
+    ({"fault": "truncate", "keep_bytes": -1}, "keep_bytes: expected >= 0"),
 ])
 def test_invalid_rules_are_refused_with_what_was_expected(kwargs: dict[str, object], problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
