@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from mitmproxy import ctx, http
 
@@ -34,6 +34,18 @@ operations, plan, error_bodies = (_sibling(n) for n in ("operations", "plan", "e
 CONTROL = "/__faults__"
 
 
+class _Fault(NamedTuple):
+    """What `request` decided for a flow, kept in `flow.metadata` for the later hooks."""
+
+    seq: int
+    op: Any  # operations.Operation
+    decision: Any  # plan.Decision
+
+    @property
+    def kind(self) -> str:
+        return str(self.decision.rule.fault)
+
+
 class _Truncate:
     """A response stream filter that lets `keep` bytes through and drops the rest."""
 
@@ -47,6 +59,8 @@ class _Truncate:
 
 
 class FaultInjector:
+    """Decides in `request` (in arrival order), acts in the hook where the fault belongs."""
+
     def __init__(self) -> None:
         self.decider: Any = None
         self.generation = 0
@@ -72,7 +86,7 @@ class FaultInjector:
         decision = self.decider.decide(op.name, op.names, op.resource)
         if decision is None:
             return
-        flow.metadata["fault"] = (self.seq, op, decision)
+        flow.metadata["fault"] = _Fault(self.seq, op, decision)
         kind = decision.rule.fault
         if kind in plan.ANSWER_KINDS:
             status, headers, body = error_bodies.error_response(
@@ -85,21 +99,20 @@ class FaultInjector:
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         fault = flow.metadata.get("fault")
-        if fault and fault[2].rule.fault == "truncate" and flow.response:
+        if fault and fault.kind == "truncate" and flow.response:
             length = int(flow.response.headers.get("content-length", "0") or 0)
-            flow.response.stream = _Truncate(min(fault[2].rule.keep_bytes, length // 2))
+            flow.response.stream = _Truncate(min(fault.decision.rule.keep_bytes, length // 2))
 
     async def response(self, flow: http.HTTPFlow) -> None:
         fault = flow.metadata.get("fault")
-        if not fault or fault[2].rule.fault not in plan.AFTER_KINDS or not flow.response:
+        if not fault or fault.kind not in plan.AFTER_KINDS or not flow.response:
             return
         upstream_status = flow.response.status_code
-        kind, (_, op, decision) = fault[2].rule.fault, fault
-        if kind == "latency":
-            await asyncio.sleep(decision.rule.latency_ms / 1000)
-        elif kind == "error_after":
+        if fault.kind == "latency":
+            await asyncio.sleep(fault.decision.rule.latency_ms / 1000)
+        elif fault.kind == "error_after":
             status, headers, body = error_bodies.error_response(
-                kind, op.service, flow.request.method, "x-amz-target" in flow.request.headers)
+                fault.kind, fault.op.service, flow.request.method, "x-amz-target" in flow.request.headers)
             flow.response = http.Response.make(status, body, headers)
         else:  # reset_after, truncate: the emulator applied the request; the client loses the answer
             flow.kill()
@@ -107,17 +120,17 @@ class FaultInjector:
 
     def error(self, flow: http.HTTPFlow) -> None:
         fault = flow.metadata.get("fault")
-        if fault and fault[2].rule.fault in plan.AFTER_KINDS and not flow.metadata.get("logged"):
+        if fault and fault.kind in plan.AFTER_KINDS and not flow.metadata.get("logged"):
             self._record(flow, None)  # forwarded, but the emulator did not answer
 
     def _record(self, flow: http.HTTPFlow, upstream_status: int | None) -> None:
-        seq, op, decision = flow.metadata["fault"]
+        seq, op, decision = fault = flow.metadata["fault"]
         flow.metadata["logged"] = True
-        forwarded = decision.rule.fault in plan.AFTER_KINDS
+        forwarded = fault.kind in plan.AFTER_KINDS
         self.log.write(json.dumps({
             "time": time.time(), "seq": seq, "generation": self.generation,
             "operation": op.name, "api": op.api, "service": op.service, "bucket": op.bucket,
-            "key": op.key, "queue": op.queue, "fault": decision.rule.fault, "rule": decision.index,
+            "key": op.key, "queue": op.queue, "fault": fault.kind, "rule": decision.index,
             "occurrence": decision.occurrence, "forwarded": forwarded, "upstream_status": upstream_status,
             "applied": forwarded and upstream_status is not None and upstream_status < 400}) + "\n")
 
