@@ -128,7 +128,11 @@ class FaultProxy:
             return json.loads(answer.read())
 
     def stats(self) -> dict[str, Any]:
-        """Live counters: requests by operation, faults by `operation/kind`, on/off, generation."""
+        """Live counters of the current plan: requests by operation, faults by `operation/kind`.
+
+        Operations are counted under their classified name: a DeltaCommit is not also a PutObject.
+        Also: `enabled`, `seed`, `total_faults`, `generation`, and `seq` (requests since start).
+        """
         return dict(self._control())
 
     def enable(self, on: bool = True) -> None:

@@ -130,6 +130,8 @@ def test_latency_holds_the_answer_back_after_the_emulator_applied_it(
         assert put.is_alive(), "the client got its answer before the object existed"
         time.sleep(0.05)
     assert put.is_alive()  # the object exists while the client still waits for the answer
+    other = aws_client("s3", proxy.endpoint, 1).head_object(Bucket=bucket, Key="slow")
+    assert other["ContentLength"] == 1 and put.is_alive()  # a held answer does not hold others
     put.join()
     assert time.monotonic() - started >= 1.5
     assert [(r.fault, r.applied) for r in proxy.faults()] == [("latency", True)]
