@@ -1,0 +1,48 @@
+"""Spark's s3a (AWS SDK v1) through the proxy: its calls are named and a fault is retried.
+
+The proxy is set as this test's bucket's own s3a endpoint (`fs.s3a.bucket.<b>.endpoint`), so the
+one SparkSession of the run (the spark tier's, same settings) is shared, never stopped here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakeinlet.emulator import MotoServer
+from lakeinlet.faults import FaultPlan, FaultProxy, FaultRule
+from lakeinlet.spark import SparkSection, get_session, jar_list
+from tests.conftest import unique
+from tests.faults.conftest import aws_client
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+JARS = os.environ.get("LAKEINLET_JARS") or str(Path(__file__).resolve().parents[2] / ".jars")
+
+
+@pytest.fixture(scope="module")
+def spark(moto_server: MotoServer) -> Any:
+    if not any("hadoop-aws" in jar for jar in jar_list(JARS)):
+        pytest.skip(f"no hadoop-aws jar in {JARS} (make jars)")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    # The same settings as tests/spark/conftest.py, so either fixture reuses the other's session.
+    section = SparkSection(master="local[2]", jars=JARS, shuffle_partitions=2)
+    return get_session(section, moto_server.endpoint, "lakeinlet-tests")
+
+
+def test_s3a_writes_and_reads_through_the_proxy_and_retries_its_faults(
+        spark: Any, proxy: FaultProxy, moto_server: MotoServer) -> None:
+    bucket = unique("s3a")
+    aws_client("s3", moto_server.endpoint).create_bucket(Bucket=bucket)
+    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.endpoint)
+    proxy.set_plan(FaultPlan((FaultRule("PutObject", "http_500", nth=(1,)),
+                              FaultRule("GetObject", "slow_down_503", nth=(1,)))))
+    spark.range(5).write.parquet(f"s3a://{bucket}/t")
+    assert spark.read.parquet(f"s3a://{bucket}/t").count() == 5
+    assert {(r.operation, r.fault, r.bucket) for r in proxy.faults()} == {
+        ("PutObject", "http_500", bucket), ("GetObject", "slow_down_503", bucket)}
+    seen = proxy.stats()["requests"]
+    assert {"HeadObject", "ListObjectsV2", "PutObject", "GetObject", "CopyObject"} <= set(seen)
