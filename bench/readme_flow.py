@@ -76,7 +76,8 @@ def one_run(messages: int, extra: list[str]) -> tuple[float, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("extra", nargs="*", help="extra lakeinlet-poll flags (after --)")

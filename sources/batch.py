@@ -18,19 +18,23 @@ class OpenBatch:
 
     `ack` holds every parsed message (with or without rows); poison messages (EnvelopeError)
     are kept apart: they are never acknowledged, so SQS's redrive moves them to the DLQ.
+    An event id already in the batch (the same message received twice, or a duplicate
+    notification) adds no row: one row per event id per batch; its message is still acked.
     """
 
     poll_batch: str
     event_filter: EventFilter
     opened_at: float | None = None
     rows: list[ReceivedEvent] = field(default_factory=list)
-    ack: list[str] = field(default_factory=list)
+    ack: list[Message] = field(default_factory=list)
     poison: list[str] = field(default_factory=list)
     first_poison_error: str | None = None
     events: int = 0
+    duplicates: int = 0
     test_events: int = 0
     unwanted: int = 0
     foreign: Counter[str] = field(default_factory=Counter)
+    _event_ids: set[str] = field(default_factory=set)
 
     @property
     def messages(self) -> int:
@@ -51,7 +55,7 @@ class OpenBatch:
             self.poison.append(msg.receipt_handle)
             self.first_poison_error = self.first_poison_error or str(exc)
             return
-        self.ack.append(msg.receipt_handle)
+        self.ack.append(msg)
         if not envelope.events:
             self.test_events += 1
         for event in envelope.events:
@@ -60,7 +64,10 @@ class OpenBatch:
                 self.foreign[event.bucket] += 1
             elif not self.event_filter.type_wanted(event):
                 self.unwanted += 1
+            elif event.event_id in self._event_ids:
+                self.duplicates += 1
             else:
+                self._event_ids.add(event.event_id)
                 self.rows.append(ReceivedEvent(event, msg.message_id, received_at, self.poll_batch))
 
     def due(self, now: float, batch_size: int, batch_seconds: float) -> bool:
@@ -69,6 +76,10 @@ class OpenBatch:
             return False
         full = len(self.rows) >= batch_size or len(self.ack) >= batch_size
         return full or now - self.opened_at >= batch_seconds
+
+    @property
+    def ack_handles(self) -> list[str]:
+        return [m.receipt_handle for m in self.ack]
 
     def seconds_left(self, now: float, batch_seconds: float) -> float | None:
         return None if self.opened_at is None else self.opened_at + batch_seconds - now

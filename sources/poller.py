@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from lakeinlet import logs
 from lakeinlet.errors import TransientError
-from lakeinlet.sources.acks import Acker
+from lakeinlet.sources.acks import Acker, AckResult
 from lakeinlet.sources.batch import OpenBatch
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.ports import Changelog, Message, Queue
@@ -65,9 +65,11 @@ class RunSummary:
     rows: int = 0
     acked: int = 0
     skipped: int = 0
+    duplicates: int = 0
     foreign: int = 0
     poison: int = 0
     first_poison_error: str | None = None
+    superseded: int = 0
     delete_failures: int = 0
     last_version: int | None = None
     seconds: float = 0.0
@@ -218,15 +220,14 @@ class Poller:
             if batch.rows:
                 version = self._changelog.append(batch.rows, self._metadata(batch))
         except BaseException:
-            self._keeper.release(batch.ack)  # left unacked: they come back after the timeout
+            self._keeper.release(batch.ack_handles)  # left unacked: they come back after the timeout
             raise
         self._crash("after_commit")
         t1 = self._clock()
-        acked, failures = self._acker.delete(batch.ack)
-        self._keeper.release(batch.ack)
+        acks = self._acker.delete(batch.ack)
+        self._keeper.release(batch.ack_handles)
         self._crash("after_delete")
-        self._record(batch, version, acked, failures, (t0 - (batch.opened_at or t0), t1 - t0,
-                                                       self._clock() - t1))
+        self._record(batch, version, acks, (t0 - (batch.opened_at or t0), t1 - t0, self._clock() - t1))
         return self._new_batch()
 
     def _metadata(self, batch: OpenBatch) -> dict[str, str]:
@@ -234,16 +235,18 @@ class Poller:
                 "batch_seq": str(self._seq), "messages": str(batch.messages),
                 "rows": str(len(batch.rows))}
 
-    def _record(self, batch: OpenBatch, version: int | None, acked: int, failures: list[str],
+    def _record(self, batch: OpenBatch, version: int | None, acks: AckResult,
                 durations: tuple[float, float, float]) -> None:
-        s = self.summary
+        s, failures = self.summary, acks.failures
         s.batches += 1
         s.commits += version is not None
         s.messages += batch.messages
         s.events += batch.events
         s.rows += len(batch.rows)
-        s.acked += acked
+        s.acked += acks.acked
         s.skipped += batch.skipped
+        s.duplicates += batch.duplicates
+        s.superseded += acks.superseded
         s.foreign += sum(batch.foreign.values())
         s.poison += len(batch.poison)
         s.first_poison_error = s.first_poison_error or batch.first_poison_error
@@ -251,7 +254,8 @@ class Poller:
         s.last_version = version if version is not None else s.last_version
         level = logging.WARNING if batch.poison or failures or batch.foreign else logging.INFO
         logs.event(log, "batch", level, poll_batch=batch.poll_batch, messages=batch.messages,
-                   events=batch.events, rows=len(batch.rows), acked=acked, skipped=batch.skipped,
+                   events=batch.events, rows=len(batch.rows), acked=acks.acked,
+                   skipped=batch.skipped, duplicates=batch.duplicates, superseded=acks.superseded,
                    foreign=dict(batch.foreign), poison=len(batch.poison),
                    first_poison_error=batch.first_poison_error, delete_failures=len(failures),
                    first_delete_failure=failures[0] if failures else None, version=version,
