@@ -46,7 +46,8 @@ def poller_settings(config: SourceConfig) -> PollerSettings:
     return PollerSettings(
         source_id=source_id, wait_seconds=q.wait_seconds, visibility_timeout=q.visibility_timeout,
         receivers=q.receivers, batch_size=b.batch_size, batch_seconds=b.batch_seconds,
-        until_empty=b.until_empty, delete_attempts=b.delete_attempts,
+        until_empty=b.until_empty, drain_wait_seconds=q.drain_wait_seconds,
+        delete_attempts=b.delete_attempts,
         event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types)))
 
 

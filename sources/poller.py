@@ -19,6 +19,7 @@ from lakeinlet import logs
 from lakeinlet.errors import TransientError
 from lakeinlet.sources.acks import Acker, AckResult
 from lakeinlet.sources.batch import OpenBatch
+from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.ports import Changelog, Message, Queue
 from lakeinlet.sources.visibility import VisibilityKeeper
@@ -50,8 +51,17 @@ class PollerSettings:
     batch_size: int = 1000
     batch_seconds: float = 10.0
     until_empty: bool = False
+    drain_wait_seconds: int = 1
     delete_attempts: int = 3
     event_filter: EventFilter = field(default_factory=EventFilter)
+
+    @property
+    def receive_wait(self) -> int:
+        """Long-poll wait per receive: draining waits at most `drain_wait_seconds`, so the run
+        ends about that long after the queue is empty instead of a full `wait_seconds`."""
+        if self.until_empty:
+            return min(self.wait_seconds, self.drain_wait_seconds)
+        return self.wait_seconds
 
 
 @dataclass
@@ -92,7 +102,7 @@ class Poller:
         self._receiving = threading.Event()
         self._closing = threading.Event()
         self._lock = threading.Lock()
-        self._empty_streak = 0
+        self._drain = DrainWatch(settings.receivers)
         self._failure: BaseException | None = None
         self._run_id = f"{now().strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
         self._seq = 0
@@ -111,8 +121,9 @@ class Poller:
         """
         started = self._clock()
         self._receiving.set()
-        receivers = [threading.Thread(target=self._receive_loop, name=f"lakeinlet-receiver-{i}",
-                                      daemon=True) for i in range(self.settings.receivers)]
+        receivers = [threading.Thread(target=self._receive_loop, args=(i,), daemon=True,
+                                      name=f"lakeinlet-receiver-{i}")
+                     for i in range(self.settings.receivers)]
         self._keeper.start()
         for thread in receivers:
             thread.start()
@@ -123,7 +134,7 @@ class Poller:
             self._receiving.clear()
             self._closing.set()
             for thread in receivers:
-                thread.join(self.settings.wait_seconds + 5)
+                thread.join(self.settings.receive_wait + 5)
             self._keeper.stop()
             self._acker.close()
             self.summary.seconds = round(self._clock() - started, 3)
@@ -162,9 +173,7 @@ class Poller:
         return batch
 
     def _drained(self) -> bool:
-        with self._lock:
-            streak = self._empty_streak
-        return streak >= self.settings.receivers and self._inbox.empty()
+        return self._drain.drained() and self._inbox.empty()
 
     def _finish(self, batch: OpenBatch, receivers: list[threading.Thread]) -> None:
         """Stop receiving, take what is still in flight into the batch, commit it (full batches
@@ -175,12 +184,12 @@ class Poller:
         if batch.messages:
             self._close(batch)
 
-    def _receive_loop(self) -> None:
+    def _receive_loop(self, receiver: int) -> None:
         s, failures = self.settings, 0
         while self._receiving.is_set():
             started = self._clock()
             try:
-                messages = self._queue.receive(10, s.wait_seconds, s.visibility_timeout)
+                messages = self._queue.receive(10, s.receive_wait, s.visibility_timeout)
                 failures = 0
             except TransientError as exc:
                 failures += 1
@@ -191,10 +200,11 @@ class Poller:
                 self._fail(exc)
                 return
             self._keeper.track([m.receipt_handle for m in messages], started)
-            with self._lock:
-                self._empty_streak = 0 if messages else self._empty_streak + 1
+            self._drain.record(receiver, len(messages))
             if messages:
                 self._put((messages, self._now()))
+            elif s.until_empty:
+                self._drain.hold(receiver, self._receiving.is_set)
 
     def _put(self, item: tuple[list[Message], datetime]) -> None:
         while not self._closing.is_set():  # backpressure while the batcher commits; the

@@ -16,13 +16,23 @@ class QueueSection:
     queue_url: str = setting("", "URL of the SQS queue that receives the S3 event notifications.",
                              metavar="URL")
     wait_seconds: int = setting(
-        20, "Long-poll wait per receive call (0-20 s). 20 means fewer empty receives and lower "
-        "cost; 0 is short polling, which may report an empty queue while messages exist.")
+        20, "Long-poll wait per receive call (0-20 s). A long poll returns as soon as a message "
+        "arrives, so a shorter wait gains no latency; it only adds empty receives, each a billed "
+        "request: an idle receiver makes one per wait (20 s: about 130,000 a month). 0 is short "
+        "polling, which may report an empty queue while messages exist. With --until-empty, "
+        "--drain-wait-seconds caps it.")
     visibility_timeout: int = setting(
         120, "Seconds a received message stays hidden. The heartbeat extends it while its batch "
         "is open or committing; if the process dies the messages come back after this long.")
     receivers: int = setting(
-        4, "Receiver threads, each long-polling up to 10 messages a call into a shared buffer.")
+        4, "Receiver threads, each long-polling up to 10 messages a call into a shared buffer. "
+        "More receivers drain a backlog faster; each idle one adds its own empty receives.")
+    drain_wait_seconds: int = setting(
+        1, "With --until-empty: the long-poll wait of each receive when shorter than "
+        "--wait-seconds (0-20 s). The run stops once every receiver has seen an empty receive "
+        "after the last message, i.e. one to two such waits after the queue is empty, and commits "
+        "the last batch at once. Longer: notifications still on their way are caught before the "
+        "exit, which comes later; the few extra empty receives cost little.")
 
     def validate(self) -> list[str]:
         problems = []
@@ -31,6 +41,8 @@ class QueueSection:
                             f"found {self.queue_url!r}")
         if not 0 <= self.wait_seconds <= 20:
             problems.append(f"--wait-seconds: expected 0-20, found {self.wait_seconds}")
+        if not 0 <= self.drain_wait_seconds <= 20:
+            problems.append(f"--drain-wait-seconds: expected 0-20, found {self.drain_wait_seconds}")
         if not 1 <= self.visibility_timeout <= 43_200:
             problems.append(f"--visibility-timeout: expected 1-43200 s, found {self.visibility_timeout}")
         if not 1 <= self.receivers <= 64:
@@ -47,10 +59,12 @@ class BatchSection:
         "larger Delta commits and a faster changelog for the loader to plan over.")
     batch_seconds: float = setting(
         10.0, "Close the batch this many seconds after its first message, however small it is: "
-        "the upper bound on how late an event reaches the changelog.")
+        "the upper bound on how late an event reaches the changelog. Shorter: lower latency, but "
+        "more and smaller commits (Delta versions for the loader to plan over, small files).")
     until_empty: bool = setting(
-        False, "Drain and stop: exit once a full long poll across all receivers finds the queue "
-        "empty and the last partial batch is committed. Without it, poll until SIGTERM/SIGINT.")
+        False, "Drain and stop: exit once every receiver has seen an empty receive (of at most "
+        "--drain-wait-seconds) after the last message; the last partial batch is then committed "
+        "at once, without waiting --batch-seconds. Without it, poll until SIGTERM/SIGINT.")
     delete_attempts: int = setting(
         3, "Attempts for a delete entry that failed on the server side; after that the message is "
         "left to come back (its event is recognisable by event_id, so nothing is duplicated).")

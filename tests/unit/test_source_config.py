@@ -54,6 +54,14 @@ def test_batch_seconds_must_stay_below_the_visibility_timeout() -> None:
                 "--visibility-timeout", "30"])
 
 
+def test_drain_wait_reaches_the_poller_and_is_validated() -> None:
+    s = poller_settings(config(["--queue-url", QUEUE, "--changelog", "x", "--until-empty",
+                                "--drain-wait-seconds", "3"]))
+    assert (s.drain_wait_seconds, s.receive_wait) == (3, 3), s
+    with pytest.raises(ConfigError, match="--drain-wait-seconds: expected 0-20, found 21"):
+        config(["--queue-url", QUEUE, "--changelog", "x", "--drain-wait-seconds", "21"])
+
+
 def test_help_is_generated_from_the_field_docs(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--help"])
