@@ -9,6 +9,7 @@ from datetime import datetime
 from lakeinlet.errors import EnvelopeError
 from lakeinlet.events import ReceivedEvent
 from lakeinlet.sources.envelopes import EventFilter, parse
+from lakeinlet.sources.poison import Poison
 from lakeinlet.sources.ports import Message
 
 
@@ -17,7 +18,8 @@ class OpenBatch:
     """Everything one changelog commit will hold, and the messages acknowledged after it.
 
     `ack` holds every parsed message (with or without rows); poison messages (EnvelopeError)
-    are kept apart: they are never acknowledged, so SQS's redrive moves them to the DLQ.
+    are kept apart: they are never acknowledged, only moved to the DLQ (by the poller, or by
+    SQS's redrive).
     An event id already in the batch (the same message received twice, or a duplicate
     notification) adds no row: one row per event id per batch; its message is still acked.
     """
@@ -27,8 +29,7 @@ class OpenBatch:
     opened_at: float | None = None
     rows: list[ReceivedEvent] = field(default_factory=list)
     ack: list[Message] = field(default_factory=list)
-    poison: list[str] = field(default_factory=list)
-    first_poison_error: str | None = None
+    poison: list[Poison] = field(default_factory=list)
     events: int = 0
     duplicates: int = 0
     test_events: int = 0
@@ -45,16 +46,19 @@ class OpenBatch:
         """Events (and test messages) acknowledged without a row."""
         return self.test_events + self.unwanted + sum(self.foreign.values())
 
-    def add(self, msg: Message, received_at: datetime, now: float) -> None:
-        """Parse one message into rows (or record it as poison)."""
+    @property
+    def first_poison_error(self) -> str | None:
+        return self.poison[0].error if self.poison else None
+
+    def add(self, msg: Message, received_at: datetime, now: float) -> Poison | None:
+        """Parse one message into rows; returns it as Poison when it is not an event."""
         if self.opened_at is None:
             self.opened_at = now
         try:
             envelope = parse(msg.body, msg.message_id)
         except EnvelopeError as exc:
-            self.poison.append(msg.receipt_handle)
-            self.first_poison_error = self.first_poison_error or str(exc)
-            return
+            self.poison.append(Poison(msg, str(exc)))
+            return self.poison[-1]
         self.ack.append(msg)
         if not envelope.events:
             self.test_events += 1
@@ -69,6 +73,7 @@ class OpenBatch:
             else:
                 self._event_ids.add(event.event_id)
                 self.rows.append(ReceivedEvent(event, msg.message_id, received_at, self.poll_batch))
+        return None
 
     def due(self, now: float, batch_size: int, batch_seconds: float) -> bool:
         """Full (batch_size rows or messages) or old (batch_seconds since its first message)."""
@@ -78,8 +83,9 @@ class OpenBatch:
         return full or now - self.opened_at >= batch_seconds
 
     @property
-    def ack_handles(self) -> list[str]:
-        return [m.receipt_handle for m in self.ack]
+    def handles(self) -> list[str]:
+        """Receipt handles of every message in the batch (acked and poison)."""
+        return [m.receipt_handle for m in self.ack] + [p.message.receipt_handle for p in self.poison]
 
     def seconds_left(self, now: float, batch_seconds: float) -> float | None:
         return None if self.opened_at is None else self.opened_at + batch_seconds - now

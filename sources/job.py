@@ -41,14 +41,30 @@ def build_parser(config_cls: type, prog: str, description: str) -> argparse.Argu
 
 def poller_settings(config: SourceConfig) -> PollerSettings:
     """The poller's knobs from the job configuration."""
-    q, b, f = config.queue, config.batch, config.filter
+    q, b, f, p = config.queue, config.batch, config.filter, config.poison
     source_id = config.changelog.source_id or q.queue_url.rstrip("/").rsplit("/", 1)[-1]
     return PollerSettings(
         source_id=source_id, wait_seconds=q.wait_seconds, visibility_timeout=q.visibility_timeout,
         receivers=q.receivers, batch_size=b.batch_size, batch_seconds=b.batch_seconds,
         until_empty=b.until_empty, drain_wait_seconds=q.drain_wait_seconds,
-        delete_attempts=b.delete_attempts,
+        delete_attempts=b.delete_attempts, poison=p.action, poison_log_per_minute=p.log_per_minute,
         event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types)))
+
+
+def dead_letter_queue(config: SourceConfig, queue: SqsQueue) -> SqsQueue:
+    """Where `--poison dlq` moves poison messages: --dlq-url, else the queue's RedrivePolicy.
+
+    Raises:
+        ConfigError: neither names a DLQ.
+    """
+    if config.poison.dlq_url:
+        return SqsQueue.from_config(config.poison.dlq_url, config.aws)
+    dlq = queue.dead_letter_queue()
+    if dlq is None:
+        raise ConfigError([f"--poison dlq: expected a DLQ in the RedrivePolicy of {queue.queue_url} "
+                           "or a --dlq-url, found neither"])
+    log.info("poison messages are moved to %s", dlq.queue_url)
+    return dlq
 
 
 @contextlib.contextmanager
@@ -74,8 +90,10 @@ def run(config: SourceConfig) -> RunSummary:
     settings = poller_settings(config)
     if not settings.event_filter.buckets:
         log.warning("no --bucket allow-list: events from every bucket are written")
-    poller = Poller(queue=SqsQueue.from_config(config.queue.queue_url, config.aws),
-                    changelog=OpenDeltaChangelog(config.changelog.uri, config.aws), settings=settings)
+    queue = SqsQueue.from_config(config.queue.queue_url, config.aws)
+    dlq = dead_letter_queue(config, queue) if settings.poison == "dlq" else None
+    poller = Poller(queue=queue, changelog=OpenDeltaChangelog(config.changelog.uri, config.aws),
+                    settings=settings, dlq=dlq)
     with stop_on_signals(poller.stop):
         try:
             return poller.run()

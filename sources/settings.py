@@ -96,6 +96,37 @@ class FilterSection:
 
 
 @dataclass(frozen=True)
+class PoisonSection:
+    """Poison messages: queue messages that are not S3 events (a broken sender, a wrong topic)."""
+
+    action: str = setting(
+        "redrive", "What becomes of a poison message. `redrive`: it stays in the queue until SQS's "
+        "redrive policy moves it to the DLQ after maxReceiveCount receives, one visibility timeout "
+        "apart (5 x 120 s by default), so --until-empty may exit while it is in flight. `dlq`: the "
+        "poller sends it to the DLQ at once (body and message attributes as received, the parse "
+        "error added as the `lakeinlet.poison_error` attribute; SQS gives it a new message id) and "
+        "only then deletes it from the queue; a failed send leaves it in the queue to be tried "
+        "again, and --until-empty waits for it. Needs sqs:SendMessage on the DLQ (and "
+        "sqs:GetQueueUrl without --dlq-url).", flag="--poison", choices=("dlq", "redrive"))
+    dlq_url: str | None = setting(
+        None, "With --poison dlq: the queue poison messages are moved to (default: the DLQ named "
+        "by the queue's RedrivePolicy).", metavar="URL")
+    log_per_minute: int = setting(
+        10, "Poison log lines a minute at most: each poison message gets a line (message id, "
+        "receive count, error) until then; the next line, or one at the end of the run, says how "
+        "many were suppressed.", flag="--poison-log-per-minute", metavar="N")
+
+    def validate(self) -> list[str]:
+        problems = []
+        if self.dlq_url is not None and not self.dlq_url.startswith(("http://", "https://")):
+            problems.append(f"--dlq-url: expected https://sqs.<region>.amazonaws.com/<account>/<name>, "
+                            f"found {self.dlq_url!r}")
+        if self.log_per_minute < 1:
+            problems.append(f"--poison-log-per-minute: expected at least 1, found {self.log_per_minute}")
+        return problems
+
+
+@dataclass(frozen=True)
 class ChangelogSection:
     """The changelog table (Delta): one row per object event, one commit per poll batch."""
 
@@ -115,15 +146,20 @@ class SourceConfig:
     queue: QueueSection = field(default_factory=QueueSection)
     batch: BatchSection = field(default_factory=BatchSection)
     filter: FilterSection = field(default_factory=FilterSection)
+    poison: PoisonSection = field(default_factory=PoisonSection)
     changelog: ChangelogSection = field(default_factory=ChangelogSection)
     aws: AwsSection = field(default_factory=AwsSection)
     log: LogSection = field(default_factory=LogSection)
 
     def validate(self) -> list[str]:
+        problems = []
         if self.batch.batch_seconds >= self.queue.visibility_timeout:
-            return [f"--batch-seconds ({self.batch.batch_seconds}) must be below --visibility-timeout "
-                    f"({self.queue.visibility_timeout}) so a batch commits before its messages come back"]
-        return []
+            problems.append(f"--batch-seconds ({self.batch.batch_seconds}) must be below "
+                            f"--visibility-timeout ({self.queue.visibility_timeout}) so a batch "
+                            "commits before its messages come back")
+        if self.poison.dlq_url and self.poison.action != "dlq":
+            problems.append(f"--dlq-url: only used with --poison dlq, found --poison {self.poison.action}")
+        return problems
 
 
 @dataclass(frozen=True)

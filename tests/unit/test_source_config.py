@@ -82,3 +82,19 @@ def test_configuration_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["--queue-url", "nope"]) == 2
     assert "--changelog" in capsys.readouterr().err
     assert main(["status"]) == 2
+
+
+def test_poison_settings_reach_the_poller_and_are_checked() -> None:
+    s = poller_settings(config(["--queue-url", QUEUE, "--changelog", "x", "--poison", "dlq",
+                                "--poison-log-per-minute", "3"]))
+    assert (s.poison, s.poison_log_per_minute) == ("dlq", 3), s
+    assert poller_settings(config(["--queue-url", QUEUE, "--changelog", "x"])).poison == "redrive"
+    with pytest.raises(ConfigError) as err:
+        config(["--queue-url", QUEUE, "--changelog", "x", "--poison", "park",
+                "--dlq-url", "dlq", "--poison-log-per-minute", "0"])
+    text = str(err.value)
+    for words in ("--poison (flag): expected one of dlq, redrive, found 'park'", "--dlq-url: expected",
+                  "--poison-log-per-minute: expected at least 1"):
+        assert words in text, f"expected {words!r} in {text}"
+    with pytest.raises(ConfigError, match="--dlq-url: only used with --poison dlq"):
+        config(["--queue-url", QUEUE, "--changelog", "x", "--dlq-url", QUEUE + "-dlq"])
