@@ -7,14 +7,15 @@ from dataclasses import dataclass, field
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import setting
 from lakeinlet.logs import LogSection
+from lakeinlet.sources.commands import missing, required
 
 
 @dataclass(frozen=True)
 class QueueSection:
     """The SQS queue S3 notifications arrive on, and how it is polled."""
 
-    queue_url: str = setting("", "URL of the SQS queue that receives the S3 event notifications.",
-                             metavar="URL")
+    queue_url: str = required("URL of the SQS queue that receives the S3 event notifications.",
+                              metavar="URL")
     wait_seconds: int = setting(
         20, "Long-poll wait per receive call (0-20 s). A long poll returns as soon as a message "
         "arrives, so a shorter wait gains no latency; it only adds empty receives, each a billed "
@@ -36,7 +37,9 @@ class QueueSection:
 
     def validate(self) -> list[str]:
         problems = []
-        if not self.queue_url.startswith(("http://", "https://")):
+        if not self.queue_url:
+            problems.append(missing("--queue-url"))
+        elif not self.queue_url.startswith(("http://", "https://")):
             problems.append(f"--queue-url: expected https://sqs.<region>.amazonaws.com/<account>/<name>, "
                             f"found {self.queue_url!r}")
         if not 0 <= self.wait_seconds <= 20:
@@ -130,13 +133,13 @@ class PoisonSection:
 class ChangelogSection:
     """The changelog table (Delta): one row per object event, one commit per poll batch."""
 
-    uri: str = setting("", "Changelog table: a local path or s3://bucket/prefix (s3a:// accepted).",
-                       flag="--changelog", metavar="URI")
+    uri: str = required("Changelog table: a local path or s3://bucket/prefix (s3a:// accepted).",
+                        flag="--changelog", metavar="URI")
     source_id: str | None = setting(
         None, "Name of this source in the commit metadata (default: the queue name).")
 
     def validate(self) -> list[str]:
-        return [] if self.uri else ["--changelog: expected a table path or s3:// URI, found nothing"]
+        return [] if self.uri else [missing("--changelog")]
 
 
 @dataclass(frozen=True)
@@ -166,12 +169,12 @@ class SourceConfig:
 class StatusSection:
     """What `lakeinlet-poll status` inspects."""
 
-    queue_url: str = setting("", "URL of the SQS queue to report on.", metavar="URL")
+    queue_url: str = required("URL of the SQS queue to report on.", metavar="URL")
     changelog: str | None = setting(None, "Changelog table whose head version and time to report.",
                                     metavar="URI")
 
     def validate(self) -> list[str]:
-        return [] if self.queue_url else ["--queue-url: expected a queue URL, found nothing"]
+        return [] if self.queue_url else [missing("--queue-url")]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ QUEUE = "http://127.0.0.1:5000/123456789012/lakeinlet-events"
 
 
 def config(argv: list[str], environ: dict[str, str] | None = None) -> SourceConfig:
-    args = build_parser(SourceConfig, "lakeinlet-poll", "").parse_args(argv)
+    args = build_parser(SourceConfig, None, "").parse_args(argv)
     return resolve(SourceConfig, args, environ or {})
 
 
