@@ -184,9 +184,13 @@ class Poller:
         return self._drain.drained() and self._inbox.empty()
 
     def _finish(self, batch: OpenBatch, receivers: list[threading.Thread]) -> None:
-        """Stop receiving, take what is still in flight into the batch, commit it (full batches
-        on the way are committed as usual), and acknowledge."""
+        """Stop receiving and commit the open batch with what the inbox holds, at once; then
+        wait for the receivers' last long polls and commit what they bring in one more batch."""
         self._receiving.clear()
+        while not self._inbox.empty():
+            batch = self._take(batch, 0.001)
+        if batch.messages:
+            batch = self._close(batch)
         while any(t.is_alive() for t in receivers) or not self._inbox.empty():
             batch = self._take(batch, 0.05)
         if batch.messages:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from lakeinlet.errors import TerminalError, TransientError
+from lakeinlet.events import ReceivedEvent
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.memory import InMemoryQueue
 from lakeinlet.sources.poller import InjectedCrash, Poller, crash_at
@@ -142,6 +143,37 @@ def test_stop_commits_the_open_batch_and_acks_it() -> None:
     assert not thread.is_alive()
     assert len(changelog.commits) == 1 and len(changelog.rows) == 8
     assert queue.depths().in_flight == 0 and queue.depths().visible == 0
+
+
+class TimedChangelog(MemoryChangelog):
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
+        self.times.append(time.monotonic())
+        return super().append(rows, metadata)
+
+
+def test_stop_commits_the_open_batch_without_waiting_for_the_long_polls() -> None:
+    """On SIGTERM the open batch is committed at once, not after the receivers' long polls end
+    (up to --wait-seconds: a container's grace period may run out first)."""
+    queue, changelog = InMemoryQueue(), TimedChangelog()
+    queue.send_batch([s3_body(f"k{i}") for i in range(3)])
+    poller = Poller(queue=queue, changelog=changelog,
+                    settings=settings(wait_seconds=4, batch_seconds=60, until_empty=False))
+    thread = threading.Thread(target=poller.run)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while queue.depths().in_flight < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # the receivers are in their next (empty) long poll now
+    stopped = time.monotonic()
+    poller.stop()
+    thread.join(10)
+    assert changelog.times and changelog.times[0] - stopped < 1.5, (
+        f"expected the commit within 1.5 s of stop, found {changelog.times[0] - stopped:.1f} s")
+    assert len(changelog.rows) == 3 and queue.depths().in_flight == 0
 
 
 class FlakyDeletes(InMemoryQueue):
