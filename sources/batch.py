@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from lakeinlet.errors import EnvelopeError
-from lakeinlet.events import ReceivedEvent
+from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.sources.envelopes import EventFilter, parse
 from lakeinlet.sources.poison import Poison
 from lakeinlet.sources.ports import Message
@@ -63,17 +63,20 @@ class OpenBatch:
         if not envelope.events:
             self.test_events += 1
         for event in envelope.events:
-            self.events += 1
-            if not self.event_filter.bucket_allowed(event):
-                self.foreign[event.bucket] += 1
-            elif not self.event_filter.type_wanted(event):
-                self.unwanted += 1
-            elif event.event_id in self._event_ids:
-                self.duplicates += 1
-            else:
-                self._event_ids.add(event.event_id)
-                self.rows.append(ReceivedEvent(event, msg.message_id, received_at, self.poll_batch))
+            self._add_event(event, msg.message_id, received_at)
         return None
+
+    def _add_event(self, event: ObjectEvent, message_id: str, received_at: datetime) -> None:
+        self.events += 1
+        if not self.event_filter.bucket_allowed(event):
+            self.foreign[event.bucket] += 1
+        elif not self.event_filter.type_wanted(event):
+            self.unwanted += 1
+        elif event.event_id in self._event_ids:
+            self.duplicates += 1
+        else:
+            self._event_ids.add(event.event_id)
+            self.rows.append(ReceivedEvent(event, message_id, received_at, self.poll_batch))
 
     def due(self, now: float, batch_size: int, batch_seconds: float) -> bool:
         """Full (batch_size rows or messages) or old (batch_seconds since its first message)."""

@@ -212,11 +212,16 @@ class Poller:
                 self._fail(exc)
                 return
             self._keeper.track([m.receipt_handle for m in messages], started)
-            self._drain.record(receiver, len(messages))
-            if messages:
-                self._put((messages, self._now()))
-            elif s.until_empty:
-                self._drain.hold(receiver, self._receiving.is_set)
+            self._hand_over(receiver, messages)
+
+    def _hand_over(self, receiver: int, messages: list[Message]) -> None:
+        """Pass received messages to the batcher; after an empty receive while draining, wait
+        until another receiver brings messages (or receiving stops) instead of polling again."""
+        self._drain.record(receiver, len(messages))
+        if messages:
+            self._put((messages, self._now()))
+        elif self.settings.until_empty:
+            self._drain.hold(receiver, self._receiving.is_set)
 
     def _put(self, item: tuple[list[Message], datetime]) -> None:
         while not self._closing.is_set():  # backpressure while the batcher commits; the
