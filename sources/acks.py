@@ -5,11 +5,26 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from lakeinlet.errors import LakeinletError
-from lakeinlet.sources.ports import Queue, chunks
+from lakeinlet.sources.ports import Message, Queue, chunks
 
 log = logging.getLogger("lakeinlet.sources.acks")
+
+
+@dataclass(frozen=True)
+class AckResult:
+    """What a delete achieved: receipts deleted, receipts superseded by another receipt of the
+    same message that was deleted, and descriptions of the entries left to redelivery."""
+
+    deleted: int = 0
+    superseded: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def acked(self) -> int:
+        return self.deleted + self.superseded
 
 
 class Acker:
@@ -17,21 +32,27 @@ class Acker:
 
     Entries that failed through the sender's fault (e.g. ReceiptHandleIsInvalid: the message
     already came back and was received again) are not retried: the same call would fail again.
+    A message received twice (two receivers, or a redelivery within the batch) has two handles;
+    once one of them is deleted the message is gone, so the other one's failure is no loss.
     """
 
     def __init__(self, queue: Queue, attempts: int = 3, parallel: int = 8) -> None:
         self._queue, self._attempts = queue, attempts
         self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="lakeinlet-delete")
 
-    def delete(self, handles: Sequence[str]) -> tuple[int, list[str]]:
-        """Delete `handles`; returns (deleted count, descriptions of the entries left behind)."""
-        results = list(self._pool.map(self._delete_chunk, chunks(list(handles))))
-        left = [f for failed in results for f in failed]
-        return len(handles) - len(left), left
+    def delete(self, messages: Sequence[Message]) -> AckResult:
+        """Delete every receipt of `messages`; returns what was deleted and what was left."""
+        handles = [m.receipt_handle for m in messages]
+        failed = dict(f for part in self._pool.map(self._delete_chunk, chunks(handles)) for f in part)
+        gone = {m.message_id for m in messages if m.receipt_handle not in failed}
+        superseded = [m for m in messages if m.receipt_handle in failed and m.message_id in gone]
+        left = [failed[m.receipt_handle] for m in messages
+                if m.receipt_handle in failed and m.message_id not in gone]
+        return AckResult(len(messages) - len(failed), len(superseded), left)
 
-    def _delete_chunk(self, chunk: Sequence[str]) -> list[str]:
+    def _delete_chunk(self, chunk: Sequence[str]) -> list[tuple[str, str]]:
         pending = {h: "not attempted" for h in chunk}
-        final: list[str] = []
+        final: list[tuple[str, str]] = []
         for attempt in range(1, self._attempts + 1):
             try:
                 failures = self._queue.delete(list(pending))
@@ -39,11 +60,11 @@ class Acker:
                 log.warning("delete call failed (attempt %d/%d): %s", attempt, self._attempts, exc)
                 pending = dict.fromkeys(pending, f"delete call failed: {exc}")
                 continue
-            final += [f"{f.code}: {f.message}" for f in failures if f.sender_fault]
+            final += [(f.receipt_handle, f"{f.code}: {f.message}") for f in failures if f.sender_fault]
             pending = {f.receipt_handle: f"{f.code}: {f.message}" for f in failures if not f.sender_fault}
             if not pending:
                 break
-        return final + list(pending.values())
+        return final + list(pending.items())
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

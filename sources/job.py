@@ -1,16 +1,13 @@
 """`lakeinlet-poll`: job 1, the event source (SQS S3 notifications → changelog table).
 
-Usage: `lakeinlet-poll --queue-url URL --changelog URI [--until-empty] …` and
-`lakeinlet-poll status --queue-url URL [--changelog URI]`. Exit codes: 0 ok, 2 configuration or
-terminal error, 1 unexpected. See `sources/__main__.py` for the spark-submit form.
+Exit codes: 0 ok, 2 configuration or terminal error, 1 unexpected. See `sources/__main__.py` for
+the spark-submit form.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
-import json
 import logging
 import signal
 import sys
@@ -18,36 +15,48 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from lakeinlet import logs
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.config import add_arguments, resolve
+from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
+from lakeinlet.sources.commands import COMMANDS, PROG, build_parser, commands_epilog
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.poller import Poller, PollerSettings, RunSummary
 from lakeinlet.sources.settings import SourceConfig, StatusConfig
 from lakeinlet.sources.sqs import SqsQueue
+from lakeinlet.sources.status import status_text
 
 log = logging.getLogger("lakeinlet.sources.job")
 
-
-def build_parser(config_cls: type, prog: str, description: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config-file", metavar="TOML",
-                        help="TOML file with [section] key = value settings (env LAKEINLET_CONFIG)")
-    add_arguments(parser, config_cls)
-    return parser
+POLL_USAGE = (f"{PROG} --queue-url URL --changelog URI [options]\n"
+              + "".join(f"       {PROG} {name} --queue-url URL [options]\n" for name in COMMANDS))
 
 
 def poller_settings(config: SourceConfig) -> PollerSettings:
     """The poller's knobs from the job configuration."""
-    q, b, f = config.queue, config.batch, config.filter
+    q, b, f, p = config.queue, config.batch, config.filter, config.poison
     source_id = config.changelog.source_id or q.queue_url.rstrip("/").rsplit("/", 1)[-1]
     return PollerSettings(
         source_id=source_id, wait_seconds=q.wait_seconds, visibility_timeout=q.visibility_timeout,
         receivers=q.receivers, batch_size=b.batch_size, batch_seconds=b.batch_seconds,
-        until_empty=b.until_empty, delete_attempts=b.delete_attempts,
+        until_empty=b.until_empty, drain_wait_seconds=q.drain_wait_seconds,
+        delete_attempts=b.delete_attempts, poison=p.action, poison_log_per_minute=p.log_per_minute,
         event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types)))
+
+
+def dead_letter_queue(config: SourceConfig, queue: SqsQueue) -> SqsQueue:
+    """Where `--poison dlq` moves poison messages: --dlq-url, else the queue's RedrivePolicy.
+
+    Raises:
+        ConfigError: neither names a DLQ.
+    """
+    if config.poison.dlq_url:
+        return SqsQueue.from_config(config.poison.dlq_url, config.aws)
+    dlq = queue.dead_letter_queue()
+    if dlq is None:
+        raise ConfigError([f"--poison dlq: expected a DLQ in the RedrivePolicy of {queue.queue_url} "
+                           "or a --dlq-url, found neither"])
+    log.info("poison messages are moved to %s", dlq.queue_url)
+    return dlq
 
 
 @contextlib.contextmanager
@@ -73,8 +82,10 @@ def run(config: SourceConfig) -> RunSummary:
     settings = poller_settings(config)
     if not settings.event_filter.buckets:
         log.warning("no --bucket allow-list: events from every bucket are written")
-    poller = Poller(queue=SqsQueue.from_config(config.queue.queue_url, config.aws),
-                    changelog=OpenDeltaChangelog(config.changelog.uri, config.aws), settings=settings)
+    queue = SqsQueue.from_config(config.queue.queue_url, config.aws)
+    dlq = dead_letter_queue(config, queue) if settings.poison == "dlq" else None
+    poller = Poller(queue=queue, changelog=OpenDeltaChangelog(config.changelog.uri, config.aws),
+                    settings=settings, dlq=dlq)
     with stop_on_signals(poller.stop):
         try:
             return poller.run()
@@ -87,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["status"]:
         return status_main(args_list[1:])
-    parser = build_parser(SourceConfig, "lakeinlet-poll", __doc__ or "")
+    parser = build_parser(SourceConfig, None, __doc__ or "", usage=POLL_USAGE, epilog=commands_epilog())
     return _guarded(lambda: run(resolve(SourceConfig, parser.parse_args(args_list))), "poll")
 
 
@@ -95,7 +106,7 @@ def _guarded(body: Callable[[], object], what: str) -> int:
     try:
         body()
     except ConfigError as exc:
-        print(f"lakeinlet-poll: {exc}", file=sys.stderr)
+        print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     except TerminalError as exc:
         logs.event(log, f"{what} failed", logging.ERROR, error=str(exc), kind=type(exc).__name__)
@@ -108,36 +119,10 @@ def _guarded(body: Callable[[], object], what: str) -> int:
 
 def status_main(argv: Sequence[str]) -> int:
     """`lakeinlet-poll status`: queue depth, in-flight, DLQ depth and the changelog head."""
-    parser = build_parser(StatusConfig, "lakeinlet-poll status", status_main.__doc__ or "")
-    return _guarded(lambda: print(_status_text(resolve(StatusConfig, parser.parse_args(argv)))),
+    parser = build_parser(StatusConfig, "status", status_main.__doc__ or "",
+                          usage=f"{PROG} status --queue-url URL [options]")
+    return _guarded(lambda: print(status_text(resolve(StatusConfig, parser.parse_args(argv)))),
                     "status")
-
-
-def status_report(config: StatusConfig) -> dict[str, object]:
-    """The numbers `status` prints, as a dict."""
-    queue = SqsQueue.from_config(config.status.queue_url, config.aws)
-    depths = queue.depths()
-    dlq = queue.dead_letter_queue()
-    report: dict[str, object] = {
-        "queue_url": queue.queue_url, "visible": depths.visible, "in_flight": depths.in_flight,
-        "delayed": depths.delayed, "dlq_arn": depths.dlq_arn,
-        "dlq_visible": dlq.depths().visible if dlq else None,
-        "max_receive_count": depths.max_receive_count}
-    if config.status.changelog:
-        changelog = DeltaChangelog(config.status.changelog, config.aws)
-        head = changelog.head_version()
-        commits = changelog.commits(after=head - 1) if head >= 0 else []
-        report |= {"changelog": config.status.changelog, "changelog_version": head,
-                   "changelog_time": commits[-1].timestamp.isoformat() if commits else None}
-    return report
-
-
-def _status_text(config: StatusConfig) -> str:
-    logs.setup(config.log.log_format, config.log.log_level)
-    report = status_report(config)
-    if config.log.log_format == "json":
-        return json.dumps(report)
-    return "\n".join(f"{k:<18} {'-' if v is None else v}" for k, v in report.items())
 
 
 if __name__ == "__main__":

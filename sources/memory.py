@@ -12,10 +12,10 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
-from lakeinlet.sources.ports import EntryFailure, Message, QueueDepths
+from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute, QueueDepths
 
 INVALID = "ReceiptHandleIsInvalid"
 
@@ -27,6 +27,7 @@ class _Record:
     receive_count: int = 0
     handle: str | None = None
     visible_at: float = 0.0
+    attributes: Mapping[str, MessageAttribute] = field(default_factory=dict)
 
 
 class InMemoryQueue:
@@ -45,7 +46,15 @@ class InMemoryQueue:
 
     def send_batch(self, bodies: Sequence[str]) -> list[str]:
         """Enqueue messages; returns their ids."""
-        records = [_Record(uuid.uuid4().hex, body) for body in bodies]
+        return self._enqueue([_Record(uuid.uuid4().hex, body) for body in bodies])
+
+    def send(self, messages: Sequence[Message]) -> list[EntryFailure]:
+        """Enqueue copies of `messages` (body and attributes) as new messages."""
+        self._enqueue([_Record(uuid.uuid4().hex, m.body, attributes=dict(m.attributes))
+                       for m in messages])
+        return []
+
+    def _enqueue(self, records: list[_Record]) -> list[str]:
         with self._cond:
             self._visible.extend(records)
             self._cond.notify_all()
@@ -69,13 +78,13 @@ class InMemoryQueue:
         rec = self._visible.popleft()
         if self._max_receive is not None and rec.receive_count >= self._max_receive:
             if self.dlq is not None:  # SQS moves it on the receive that would exceed the count
-                self.dlq.send_batch([rec.body])
+                self.dlq._enqueue([_Record(rec.message_id, rec.body, attributes=rec.attributes)])
             return None
         rec.receive_count += 1
         rec.handle = f"{rec.message_id}.{uuid.uuid4().hex}"
         self._by_handle[rec.handle] = rec
         self._hide(rec, visibility_timeout)
-        return Message(rec.message_id, rec.handle, rec.body, rec.receive_count)
+        return Message(rec.message_id, rec.handle, rec.body, rec.receive_count, dict(rec.attributes))
 
     def _hide(self, rec: _Record, seconds: float) -> None:
         rec.visible_at = self._clock() + seconds

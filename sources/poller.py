@@ -1,7 +1,8 @@
 """The poll loop: receivers → one changelog commit per batch → deletes. Pure orchestration.
 
-Guarantee 1 (DESIGN.md): a message is deleted only after the commit holding its rows succeeded.
-Everything that talks to SQS or Delta comes in as a collaborator (see `ports`).
+Guarantee 1 (DESIGN.md): a message is deleted only after the commit holding its rows succeeded;
+a poison message only after its copy reached the DLQ (`poison="dlq"`). Everything that talks to
+SQS or Delta comes in as a collaborator (see `ports`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from lakeinlet import logs
-from lakeinlet.errors import TransientError
+from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.sources.acks import Acker
 from lakeinlet.sources.batch import OpenBatch
+from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.envelopes import EventFilter
-from lakeinlet.sources.ports import Changelog, Message, Queue
+from lakeinlet.sources.poison import MoveResult, Poison, PoisonMover, RateLimitedLog
+from lakeinlet.sources.ports import Changelog, DeadLetterQueue, Message, Queue
+from lakeinlet.sources.summary import BatchOutcome, RunSummary
 from lakeinlet.sources.visibility import VisibilityKeeper
+
+__all__ = ["InjectedCrash", "Poller", "PollerSettings", "RunSummary", "crash_at"]
 
 log = logging.getLogger("lakeinlet.sources.poller")
 
@@ -50,51 +55,54 @@ class PollerSettings:
     batch_size: int = 1000
     batch_seconds: float = 10.0
     until_empty: bool = False
+    drain_wait_seconds: int = 1
     delete_attempts: int = 3
+    poison: str = "redrive"
+    poison_log_per_minute: int = 10
     event_filter: EventFilter = field(default_factory=EventFilter)
 
-
-@dataclass
-class RunSummary:
-    """Counts for the whole run (the final summary line)."""
-
-    batches: int = 0
-    commits: int = 0
-    messages: int = 0
-    events: int = 0
-    rows: int = 0
-    acked: int = 0
-    skipped: int = 0
-    foreign: int = 0
-    poison: int = 0
-    first_poison_error: str | None = None
-    delete_failures: int = 0
-    last_version: int | None = None
-    seconds: float = 0.0
+    @property
+    def receive_wait(self) -> int:
+        """Long-poll wait per receive: draining waits at most `drain_wait_seconds`, so the run
+        ends about that long after the queue is empty instead of a full `wait_seconds`."""
+        if self.until_empty:
+            return min(self.wait_seconds, self.drain_wait_seconds)
+        return self.wait_seconds
 
 
 class Poller:
     """Receives from `queue`, commits each batch to `changelog`, then deletes its messages."""
 
     def __init__(self, *, queue: Queue, changelog: Changelog, settings: PollerSettings,
-                 clock: Callable[[], float] = time.monotonic,
+                 dlq: DeadLetterQueue | None = None, clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  crash: Callable[[str], None] = lambda step: None) -> None:
+        """`dlq` is where poison messages are moved with `settings.poison == "dlq"` (required
+        then; raises TerminalError without it)."""
         self._queue, self._changelog, self.settings = queue, changelog, settings
         self._clock, self._now, self._crash = clock, now, crash
         self._keeper = VisibilityKeeper(queue, settings.visibility_timeout, clock)
         self._acker = Acker(queue, settings.delete_attempts)
+        self._mover = self._poison_mover(dlq)
+        self._poison_log = RateLimitedLog(log, "poison", settings.poison_log_per_minute, clock)
         depth = max(4, settings.batch_size // 10 + 2 * settings.receivers)
         self._inbox: stdlib_queue.Queue[tuple[list[Message], datetime]] = stdlib_queue.Queue(depth)
         self._stop = threading.Event()
         self._receiving = threading.Event()
         self._closing = threading.Event()
         self._lock = threading.Lock()
-        self._empty_streak = 0
+        self._drain = DrainWatch(settings.receivers)
         self._failure: BaseException | None = None
         self._run_id = f"{now().strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
         self._seq = 0
         self.summary = RunSummary()
+
+    def _poison_mover(self, dlq: DeadLetterQueue | None) -> PoisonMover | None:
+        if self.settings.poison != "dlq":
+            return None
+        if dlq is None:
+            raise TerminalError("poison='dlq' needs a dead-letter queue to move poison messages to")
+        return PoisonMover(self._queue, dlq, self._acker)
 
     def stop(self) -> None:
         """Ask the poller to stop (signal-safe): receiving stops, the open batch is committed."""
@@ -109,8 +117,9 @@ class Poller:
         """
         started = self._clock()
         self._receiving.set()
-        receivers = [threading.Thread(target=self._receive_loop, name=f"lakeinlet-receiver-{i}",
-                                      daemon=True) for i in range(self.settings.receivers)]
+        receivers = [threading.Thread(target=self._receive_loop, args=(i,), daemon=True,
+                                      name=f"lakeinlet-receiver-{i}")
+                     for i in range(self.settings.receivers)]
         self._keeper.start()
         for thread in receivers:
             thread.start()
@@ -121,9 +130,11 @@ class Poller:
             self._receiving.clear()
             self._closing.set()
             for thread in receivers:
-                thread.join(self.settings.wait_seconds + 5)
+                thread.join(self.settings.receive_wait + 5)
             self._keeper.stop()
             self._acker.close()
+            self._poison_log.flush()
+            self.summary.poison_log_suppressed = self._poison_log.suppressed
             self.summary.seconds = round(self._clock() - started, 3)
         if self._failure is not None:
             raise self._failure
@@ -141,7 +152,9 @@ class Poller:
             if batch.due(self._clock(), s.batch_size, s.batch_seconds):
                 batch = self._close(batch)
             elif s.until_empty and self._drained():
-                break
+                if not (batch.poison and self._mover):
+                    break
+                batch = self._close(batch)  # moves them now; one that failed comes back
         return batch
 
     def _take(self, batch: OpenBatch, timeout: float) -> OpenBatch:
@@ -152,33 +165,43 @@ class Poller:
             return batch
         for msg in messages:
             now = self._clock()
-            batch.add(msg, received_at, now)
-            if batch.poison and batch.poison[-1] == msg.receipt_handle:
-                self._keeper.release([msg.receipt_handle])  # let it expire: SQS redrives it
+            poison = batch.add(msg, received_at, now)
+            if poison is not None:
+                self._on_poison(poison)
             if batch.due(now, self.settings.batch_size, float("inf")):
                 batch = self._close(batch)
         return batch
 
+    def _on_poison(self, poison: Poison) -> None:
+        msg = poison.message
+        if self._mover is None:
+            self._keeper.release([msg.receipt_handle])  # let it expire: SQS redrives it
+        action = "moving to the DLQ" if self._mover else "left to the queue's redrive policy"
+        self._poison_log.event("poison", logging.WARNING, message_id=msg.message_id,
+                               receive_count=msg.receive_count, error=poison.error, action=action)
+
     def _drained(self) -> bool:
-        with self._lock:
-            streak = self._empty_streak
-        return streak >= self.settings.receivers and self._inbox.empty()
+        return self._drain.drained() and self._inbox.empty()
 
     def _finish(self, batch: OpenBatch, receivers: list[threading.Thread]) -> None:
-        """Stop receiving, take what is still in flight into the batch, commit it (full batches
-        on the way are committed as usual), and acknowledge."""
+        """Stop receiving and commit the open batch with what the inbox holds, at once; then
+        wait for the receivers' last long polls and commit what they bring in one more batch."""
         self._receiving.clear()
+        while not self._inbox.empty():
+            batch = self._take(batch, 0.001)
+        if batch.messages:
+            batch = self._close(batch)
         while any(t.is_alive() for t in receivers) or not self._inbox.empty():
             batch = self._take(batch, 0.05)
         if batch.messages:
             self._close(batch)
 
-    def _receive_loop(self) -> None:
+    def _receive_loop(self, receiver: int) -> None:
         s, failures = self.settings, 0
         while self._receiving.is_set():
             started = self._clock()
             try:
-                messages = self._queue.receive(10, s.wait_seconds, s.visibility_timeout)
+                messages = self._queue.receive(10, s.receive_wait, s.visibility_timeout)
                 failures = 0
             except TransientError as exc:
                 failures += 1
@@ -189,10 +212,16 @@ class Poller:
                 self._fail(exc)
                 return
             self._keeper.track([m.receipt_handle for m in messages], started)
-            with self._lock:
-                self._empty_streak = 0 if messages else self._empty_streak + 1
-            if messages:
-                self._put((messages, self._now()))
+            self._hand_over(receiver, messages)
+
+    def _hand_over(self, receiver: int, messages: list[Message]) -> None:
+        """Pass received messages to the batcher; after an empty receive while draining, wait
+        until another receiver brings messages (or receiving stops) instead of polling again."""
+        self._drain.record(receiver, len(messages))
+        if messages:
+            self._put((messages, self._now()))
+        elif self.settings.until_empty:
+            self._drain.hold(receiver, self._receiving.is_set)
 
     def _put(self, item: tuple[list[Message], datetime]) -> None:
         while not self._closing.is_set():  # backpressure while the batcher commits; the
@@ -218,42 +247,27 @@ class Poller:
             if batch.rows:
                 version = self._changelog.append(batch.rows, self._metadata(batch))
         except BaseException:
-            self._keeper.release(batch.ack)  # left unacked: they come back after the timeout
+            self._keeper.release(batch.handles)  # left unacked: they come back after the timeout
             raise
         self._crash("after_commit")
         t1 = self._clock()
-        acked, failures = self._acker.delete(batch.ack)
-        self._keeper.release(batch.ack)
+        acks = self._acker.delete(batch.ack)
+        moves = self._move_poison(batch.poison)
+        self._keeper.release(batch.handles)
         self._crash("after_delete")
-        self._record(batch, version, acked, failures, (t0 - (batch.opened_at or t0), t1 - t0,
-                                                       self._clock() - t1))
+        self.summary.add(batch, BatchOutcome(version, acks, moves, t0 - (batch.opened_at or t0),
+                                             t1 - t0, self._clock() - t1))
         return self._new_batch()
+
+    def _move_poison(self, poison: list[Poison]) -> MoveResult:
+        if self._mover is None or not poison:
+            return MoveResult()
+        moves = self._mover.move(poison)
+        if moves.returned:
+            self._drain.reset()  # they are visible again: the drain must see them moved
+        return moves
 
     def _metadata(self, batch: OpenBatch) -> dict[str, str]:
         return {"source_id": self.settings.source_id, "poll_batch": batch.poll_batch,
                 "batch_seq": str(self._seq), "messages": str(batch.messages),
                 "rows": str(len(batch.rows))}
-
-    def _record(self, batch: OpenBatch, version: int | None, acked: int, failures: list[str],
-                durations: tuple[float, float, float]) -> None:
-        s = self.summary
-        s.batches += 1
-        s.commits += version is not None
-        s.messages += batch.messages
-        s.events += batch.events
-        s.rows += len(batch.rows)
-        s.acked += acked
-        s.skipped += batch.skipped
-        s.foreign += sum(batch.foreign.values())
-        s.poison += len(batch.poison)
-        s.first_poison_error = s.first_poison_error or batch.first_poison_error
-        s.delete_failures += len(failures)
-        s.last_version = version if version is not None else s.last_version
-        level = logging.WARNING if batch.poison or failures or batch.foreign else logging.INFO
-        logs.event(log, "batch", level, poll_batch=batch.poll_batch, messages=batch.messages,
-                   events=batch.events, rows=len(batch.rows), acked=acked, skipped=batch.skipped,
-                   foreign=dict(batch.foreign), poison=len(batch.poison),
-                   first_poison_error=batch.first_poison_error, delete_failures=len(failures),
-                   first_delete_failure=failures[0] if failures else None, version=version,
-                   open_s=round(durations[0], 4), commit_s=round(durations[1], 4),
-                   ack_s=round(durations[2], 4))

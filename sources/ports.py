@@ -5,24 +5,46 @@ Values (frozen dataclasses), never SDK objects, cross these boundaries.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from lakeinlet.events import ReceivedEvent
+
+T = TypeVar("T")
 
 MAX_BATCH_ENTRIES = 10
 """SQS accepts at most 10 entries per DeleteMessageBatch / ChangeMessageVisibilityBatch call."""
 
 
+MAX_MESSAGE_ATTRIBUTES = 10
+"""SQS accepts at most 10 message attributes per message."""
+
+
+@dataclass(frozen=True)
+class MessageAttribute:
+    """One SQS message attribute: `String…`/`Number…` types carry a string, `Binary…` bytes."""
+
+    data_type: str
+    string_value: str | None = None
+    binary_value: bytes | None = None
+
+    def size(self) -> int:
+        """Bytes it counts towards the message size limit (type and value; add the name)."""
+        value = self.binary_value or (self.string_value or "").encode("utf-8")
+        return len(self.data_type.encode("utf-8")) + len(value)
+
+
 @dataclass(frozen=True)
 class Message:
-    """One received queue message: its body and the handle that acknowledges this receipt."""
+    """One received queue message: its body, message attributes, and the handle that
+    acknowledges this receipt."""
 
     message_id: str
     receipt_handle: str
     body: str
     receive_count: int = 1
+    attributes: Mapping[str, MessageAttribute] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -67,6 +89,15 @@ class Queue(Protocol):
         ...
 
 
+class DeadLetterQueue(Protocol):
+    """Where poison messages are moved to when the poller moves them itself."""
+
+    def send(self, messages: Sequence[Message]) -> list[EntryFailure]:
+        """Send up to 10 messages (body and message attributes as given) as new messages;
+        returns per-entry failures, keyed by each given message's receipt handle."""
+        ...
+
+
 class Changelog(Protocol):
     """Where one poll batch becomes one commit."""
 
@@ -75,6 +106,6 @@ class Changelog(Protocol):
         ...
 
 
-def chunks(items: Sequence[str], size: int = MAX_BATCH_ENTRIES) -> list[Sequence[str]]:
+def chunks(items: Sequence[T], size: int = MAX_BATCH_ENTRIES) -> list[Sequence[T]]:
     """Split `items` into consecutive slices of at most `size` (SQS batch calls take 10)."""
     return [items[i:i + size] for i in range(0, len(items), size)]

@@ -7,30 +7,45 @@ from dataclasses import dataclass, field
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import setting
 from lakeinlet.logs import LogSection
+from lakeinlet.sources.commands import missing, required
 
 
 @dataclass(frozen=True)
 class QueueSection:
     """The SQS queue S3 notifications arrive on, and how it is polled."""
 
-    queue_url: str = setting("", "URL of the SQS queue that receives the S3 event notifications.",
-                             metavar="URL")
+    queue_url: str = required("URL of the SQS queue that receives the S3 event notifications.",
+                              metavar="URL")
     wait_seconds: int = setting(
-        20, "Long-poll wait per receive call (0-20 s). 20 means fewer empty receives and lower "
-        "cost; 0 is short polling, which may report an empty queue while messages exist.")
+        20, "Long-poll wait per receive call (0-20 s). A long poll returns as soon as a message "
+        "arrives, so a shorter wait gains no latency; it only adds empty receives, each a billed "
+        "request: an idle receiver makes one per wait (20 s: about 130,000 a month). 0 is short "
+        "polling, which may report an empty queue while messages exist. With --until-empty, "
+        "--drain-wait-seconds caps it.")
     visibility_timeout: int = setting(
         120, "Seconds a received message stays hidden. The heartbeat extends it while its batch "
         "is open or committing; if the process dies the messages come back after this long.")
     receivers: int = setting(
-        4, "Receiver threads, each long-polling up to 10 messages a call into a shared buffer.")
+        4, "Receiver threads, each long-polling up to 10 messages a call into a shared buffer. "
+        "More receivers drain a backlog faster; each idle one adds its own empty receives.")
+    drain_wait_seconds: int = setting(
+        1, "With --until-empty: the long-poll wait of each receive when shorter than "
+        "--wait-seconds (0-20 s). The run stops once every receiver has seen an empty receive "
+        "after the last message, i.e. one to two such waits after the queue is empty, and commits "
+        "the last batch at once. Longer: notifications still on their way are caught before the "
+        "exit, which comes later; the few extra empty receives cost little.")
 
     def validate(self) -> list[str]:
         problems = []
-        if not self.queue_url.startswith(("http://", "https://")):
+        if not self.queue_url:
+            problems.append(missing("--queue-url"))
+        elif not self.queue_url.startswith(("http://", "https://")):
             problems.append(f"--queue-url: expected https://sqs.<region>.amazonaws.com/<account>/<name>, "
                             f"found {self.queue_url!r}")
         if not 0 <= self.wait_seconds <= 20:
             problems.append(f"--wait-seconds: expected 0-20, found {self.wait_seconds}")
+        if not 0 <= self.drain_wait_seconds <= 20:
+            problems.append(f"--drain-wait-seconds: expected 0-20, found {self.drain_wait_seconds}")
         if not 1 <= self.visibility_timeout <= 43_200:
             problems.append(f"--visibility-timeout: expected 1-43200 s, found {self.visibility_timeout}")
         if not 1 <= self.receivers <= 64:
@@ -47,10 +62,12 @@ class BatchSection:
         "larger Delta commits and a faster changelog for the loader to plan over.")
     batch_seconds: float = setting(
         10.0, "Close the batch this many seconds after its first message, however small it is: "
-        "the upper bound on how late an event reaches the changelog.")
+        "the upper bound on how late an event reaches the changelog. Shorter: lower latency, but "
+        "more and smaller commits (Delta versions for the loader to plan over, small files).")
     until_empty: bool = setting(
-        False, "Drain and stop: exit once a full long poll across all receivers finds the queue "
-        "empty and the last partial batch is committed. Without it, poll until SIGTERM/SIGINT.")
+        False, "Drain and stop: exit once every receiver has seen an empty receive (of at most "
+        "--drain-wait-seconds) after the last message; the last partial batch is then committed "
+        "at once, without waiting --batch-seconds. Without it, poll until SIGTERM/SIGINT.")
     delete_attempts: int = setting(
         3, "Attempts for a delete entry that failed on the server side; after that the message is "
         "left to come back (its event is recognisable by event_id, so nothing is duplicated).")
@@ -82,16 +99,47 @@ class FilterSection:
 
 
 @dataclass(frozen=True)
+class PoisonSection:
+    """Poison messages: queue messages that are not S3 events (a broken sender, a wrong topic)."""
+
+    action: str = setting(
+        "redrive", "What becomes of a poison message. `redrive`: it stays in the queue until SQS's "
+        "redrive policy moves it to the DLQ after maxReceiveCount receives, one visibility timeout "
+        "apart (5 x 120 s by default), so --until-empty may exit while it is in flight. `dlq`: the "
+        "poller sends it to the DLQ at once (body and message attributes as received, the parse "
+        "error added as the `lakeinlet.poison_error` attribute; SQS gives it a new message id) and "
+        "only then deletes it from the queue; a failed send leaves it in the queue to be tried "
+        "again, and --until-empty waits for it. Needs sqs:SendMessage on the DLQ (and "
+        "sqs:GetQueueUrl without --dlq-url).", flag="--poison", choices=("dlq", "redrive"))
+    dlq_url: str | None = setting(
+        None, "With --poison dlq: the queue poison messages are moved to (default: the DLQ named "
+        "by the queue's RedrivePolicy).", metavar="URL")
+    log_per_minute: int = setting(
+        10, "Poison log lines a minute at most: each poison message gets a line (message id, "
+        "receive count, error) until then; the next line, or one at the end of the run, says how "
+        "many were suppressed.", flag="--poison-log-per-minute", metavar="N")
+
+    def validate(self) -> list[str]:
+        problems = []
+        if self.dlq_url is not None and not self.dlq_url.startswith(("http://", "https://")):
+            problems.append(f"--dlq-url: expected https://sqs.<region>.amazonaws.com/<account>/<name>, "
+                            f"found {self.dlq_url!r}")
+        if self.log_per_minute < 1:
+            problems.append(f"--poison-log-per-minute: expected at least 1, found {self.log_per_minute}")
+        return problems
+
+
+@dataclass(frozen=True)
 class ChangelogSection:
     """The changelog table (Delta): one row per object event, one commit per poll batch."""
 
-    uri: str = setting("", "Changelog table: a local path or s3://bucket/prefix (s3a:// accepted).",
-                       flag="--changelog", metavar="URI")
+    uri: str = required("Changelog table: a local path or s3://bucket/prefix (s3a:// accepted).",
+                        flag="--changelog", metavar="URI")
     source_id: str | None = setting(
         None, "Name of this source in the commit metadata (default: the queue name).")
 
     def validate(self) -> list[str]:
-        return [] if self.uri else ["--changelog: expected a table path or s3:// URI, found nothing"]
+        return [] if self.uri else [missing("--changelog")]
 
 
 @dataclass(frozen=True)
@@ -101,27 +149,32 @@ class SourceConfig:
     queue: QueueSection = field(default_factory=QueueSection)
     batch: BatchSection = field(default_factory=BatchSection)
     filter: FilterSection = field(default_factory=FilterSection)
+    poison: PoisonSection = field(default_factory=PoisonSection)
     changelog: ChangelogSection = field(default_factory=ChangelogSection)
     aws: AwsSection = field(default_factory=AwsSection)
     log: LogSection = field(default_factory=LogSection)
 
     def validate(self) -> list[str]:
+        problems = []
         if self.batch.batch_seconds >= self.queue.visibility_timeout:
-            return [f"--batch-seconds ({self.batch.batch_seconds}) must be below --visibility-timeout "
-                    f"({self.queue.visibility_timeout}) so a batch commits before its messages come back"]
-        return []
+            problems.append(f"--batch-seconds ({self.batch.batch_seconds}) must be below "
+                            f"--visibility-timeout ({self.queue.visibility_timeout}) so a batch "
+                            "commits before its messages come back")
+        if self.poison.dlq_url and self.poison.action != "dlq":
+            problems.append(f"--dlq-url: only used with --poison dlq, found --poison {self.poison.action}")
+        return problems
 
 
 @dataclass(frozen=True)
 class StatusSection:
     """What `lakeinlet-poll status` inspects."""
 
-    queue_url: str = setting("", "URL of the SQS queue to report on.", metavar="URL")
+    queue_url: str = required("URL of the SQS queue to report on.", metavar="URL")
     changelog: str | None = setting(None, "Changelog table whose head version and time to report.",
                                     metavar="URI")
 
     def validate(self) -> list[str]:
-        return [] if self.queue_url else ["--queue-url: expected a queue URL, found nothing"]
+        return [] if self.queue_url else [missing("--queue-url")]
 
 
 @dataclass(frozen=True)

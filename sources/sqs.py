@@ -16,7 +16,7 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import LakeinletError, TerminalError, TransientError
-from lakeinlet.sources.ports import EntryFailure, Message, QueueDepths
+from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute, QueueDepths
 
 TRANSIENT_CODES = {"ServiceUnavailable", "InternalError", "InternalFailure", "RequestThrottled",
                    "ThrottlingException", "KmsThrottled", "OverLimit",
@@ -61,10 +61,23 @@ class SqsQueue:
     def receive(self, max_messages: int, wait_seconds: int, visibility_timeout: int) -> list[Message]:
         resp = self._call("receive_message", MaxNumberOfMessages=max_messages,
                           WaitTimeSeconds=wait_seconds, VisibilityTimeout=visibility_timeout,
-                          MessageSystemAttributeNames=["ApproximateReceiveCount"])
+                          MessageSystemAttributeNames=["ApproximateReceiveCount"],
+                          MessageAttributeNames=["All"])
         return [Message(m["MessageId"], m["ReceiptHandle"], m["Body"],
-                        int(m.get("Attributes", {}).get("ApproximateReceiveCount", 1)))
+                        int(m.get("Attributes", {}).get("ApproximateReceiveCount", 1)),
+                        {k: _attribute(v) for k, v in m.get("MessageAttributes", {}).items()})
                 for m in resp.get("Messages", [])]
+
+    def send(self, messages: Sequence[Message]) -> list[EntryFailure]:
+        """Send up to 10 messages as new ones (body and message attributes); per-entry failures
+        are keyed by the given messages' receipt handles."""
+        if not messages:
+            return []
+        entries = [{"Id": str(i), "MessageBody": m.body,
+                    "MessageAttributes": {k: _attribute_entry(v) for k, v in m.attributes.items()}}
+                   for i, m in enumerate(messages)]
+        resp = self._call("send_message_batch", Entries=entries)
+        return _failures(resp, [m.receipt_handle for m in messages])
 
     def change_visibility(self, receipt_handles: Sequence[str], timeout: int) -> list[EntryFailure]:
         if not receipt_handles:
@@ -112,6 +125,16 @@ class SqsQueue:
                 raise TerminalError(f"SQS send_message_batch on {self.queue_url}: {resp['Failed']}")
             ids.extend(s["MessageId"] for s in resp.get("Successful", []))
         return ids
+
+
+def _attribute(raw: dict[str, Any]) -> MessageAttribute:
+    return MessageAttribute(str(raw["DataType"]), raw.get("StringValue"), raw.get("BinaryValue"))
+
+
+def _attribute_entry(attr: MessageAttribute) -> dict[str, Any]:
+    value = ({"BinaryValue": attr.binary_value} if attr.binary_value is not None
+             else {"StringValue": attr.string_value or ""})
+    return {"DataType": attr.data_type} | value
 
 
 def _failures(resp: dict[str, Any], handles: Sequence[str]) -> list[EntryFailure]:

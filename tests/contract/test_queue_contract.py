@@ -12,7 +12,7 @@ import pytest
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.queue_settings import QueueSettings
 from lakeinlet.sources.memory import InMemoryQueue
-from lakeinlet.sources.ports import Queue
+from lakeinlet.sources.ports import DeadLetterQueue, Message, MessageAttribute, Queue
 from lakeinlet.sources.sqs import SqsQueue
 from tests.conftest import unique
 
@@ -26,12 +26,13 @@ class Harness:
     queue: Queue
     send: Callable[[Sequence[str]], list[str]]
     dlq_visible: Callable[[], int]
+    sink: DeadLetterQueue
 
 
 def _memory() -> Harness:
     dlq = InMemoryQueue(name="dlq")
     queue = InMemoryQueue(max_receive_count=MAX_RECEIVES, dlq=dlq)
-    return Harness(queue, queue.send_batch, lambda: dlq.depths().visible)
+    return Harness(queue, queue.send_batch, lambda: dlq.depths().visible, queue)
 
 
 def _sqs(aws: AwsSection) -> Harness:
@@ -44,7 +45,7 @@ def _sqs(aws: AwsSection) -> Harness:
     url = sqs.create_queue(QueueName=name, Attributes=settings.queue_attributes() | {
         "RedrivePolicy": settings.redrive_policy(dlq_arn)})["QueueUrl"]
     queue, dlq = SqsQueue(sqs, url), SqsQueue(sqs, dlq_url)
-    return Harness(queue, queue.send_batch, lambda: dlq.depths().visible)
+    return Harness(queue, queue.send_batch, lambda: dlq.depths().visible, queue)
 
 
 @pytest.fixture(params=["memory", "sqs"])
@@ -139,3 +140,15 @@ def test_redrive_moves_a_message_to_the_dlq_after_max_receives(h: Harness) -> No
     assert h.queue.receive(10, 1, 1) == []
     assert h.dlq_visible() == 1
     assert h.queue.depths().visible == 0
+
+
+def test_send_keeps_the_body_and_message_attributes(h: Harness) -> None:
+    attrs = {"origin": MessageAttribute("String", "uploader é"), "n": MessageAttribute("Number", "42"),
+             "blob": MessageAttribute("Binary", binary_value=b"\x00\xff"),
+             "typed": MessageAttribute("String.custom", "x")}
+    body = '{"Records": "truncated é +%2B'
+    assert h.sink.send([Message("m-1", "h-1", body, attributes=attrs)]) == []
+    (got,) = h.queue.receive(10, 1, 30)
+    assert got.body == body, f"expected the body unchanged, found {got.body!r}"
+    assert dict(got.attributes) == attrs, f"expected {attrs}, found {got.attributes}"
+    assert got.message_id != "m-1"  # a new message

@@ -155,6 +155,20 @@ def test_json_log_has_one_line_per_batch_and_a_summary(stack: Stack, aws: AwsSec
     assert summary["skipped"] == 1
 
 
+def test_until_empty_with_the_readme_defaults_ends_soon_after_the_queue_is_empty(
+        stack: Stack, aws: AwsSection, tmp_path: Path) -> None:
+    """The README's flow: no wait or batch flags (20 s long polls, a 10 s batch window)."""
+    upload(stack, ["readme/0.json", "readme/1.json", "readme/2.json"])  # + s3:TestEvent: 4 messages
+    started = time.monotonic()
+    assert main(["--queue-url", stack.queue_url, "--changelog", str(tmp_path / "cl"),
+                 "--endpoint-url", stack.endpoint, "--until-empty"]) == 0
+    elapsed = time.monotonic() - started
+    keys = sorted(str(r["key"]) for r in rows(str(tmp_path / "cl"), aws))
+    assert keys == [f"readme/{i}.json" for i in range(3)], f"expected the 3 uploads, found {keys}"
+    assert queue_counts(stack) == (0, 0)
+    assert elapsed < 8, f"expected the drain to end seconds after the queue is empty, took {elapsed:.1f} s"
+
+
 def test_a_missing_queue_is_a_terminal_error(moto_server: MotoServer, tmp_path: Path) -> None:
     url = f"{moto_server.endpoint}/123456789012/{unique('missing')}"
     assert main(["--queue-url", url, "--changelog", str(tmp_path / "cl"), "--endpoint-url",

@@ -3,12 +3,9 @@ commit and delete (guarantee 1), crash points, poison, heartbeat, stop, flaky ad
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from urllib.parse import quote_plus
 
 import pytest
 
@@ -16,63 +13,11 @@ from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.events import ReceivedEvent
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.memory import InMemoryQueue
-from lakeinlet.sources.poller import InjectedCrash, Poller, PollerSettings, crash_at
+from lakeinlet.sources.poller import InjectedCrash, Poller, crash_at
 from lakeinlet.sources.ports import EntryFailure, Message
+from tests.unit.poller_fakes import EVENTS, JournalQueue, MemoryChangelog, s3_body, settings
 
 pytestmark = pytest.mark.unit
-
-EVENTS = Path(__file__).parent.parent / "data" / "events"
-TEMPLATE = json.loads((EVENTS / "s3_put.json").read_text())
-
-
-def s3_body(key: str, bucket: str = "landing-bucket") -> str:
-    """The s3_put.json fixture with another key (quote_plus-encoded, as S3 sends it) and bucket."""
-    doc = json.loads(json.dumps(TEMPLATE))
-    doc["Records"][0]["s3"]["object"]["key"] = quote_plus(key, safe="/")
-    doc["Records"][0]["s3"]["bucket"]["name"] = bucket
-    doc["Records"][0]["s3"]["object"]["eTag"] = f"etag-{key}"
-    doc["Records"][0]["s3"]["object"].pop("versionId")
-    doc["Records"][0]["s3"]["object"].pop("sequencer")
-    return json.dumps(doc)
-
-
-class MemoryChangelog:
-    """An in-memory changelog that records the order of operations in a shared journal."""
-
-    def __init__(self, journal: list[tuple[str, object]] | None = None, fail: int = 0) -> None:
-        self.commits: list[tuple[list[ReceivedEvent], dict[str, str]]] = []
-        self.journal = journal if journal is not None else []
-        self.fail = fail
-
-    def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
-        if self.fail:
-            self.fail -= 1
-            raise TransientError("changelog commit failed (injected)")
-        self.commits.append((list(rows), metadata))
-        self.journal.append(("commit", {r.message_id for r in rows}))
-        return len(self.commits) - 1
-
-    @property
-    def rows(self) -> list[ReceivedEvent]:
-        return [r for rows, _ in self.commits for r in rows]
-
-
-class JournalQueue(InMemoryQueue):
-    """The in-memory queue, journaling deletes by message id (handles start with the id)."""
-
-    def __init__(self, journal: list[tuple[str, object]], **kw: object) -> None:
-        super().__init__(**kw)
-        self.journal = journal
-
-    def delete(self, receipt_handles: Sequence[str]) -> list[EntryFailure]:
-        self.journal.append(("delete", {h.split(".")[0] for h in receipt_handles}))
-        return super().delete(receipt_handles)
-
-
-def settings(**kw: object) -> PollerSettings:
-    base: dict[str, object] = {"wait_seconds": 0, "visibility_timeout": 30, "receivers": 2,
-                               "batch_size": 10, "batch_seconds": 5.0, "until_empty": True}
-    return PollerSettings(**(base | kw))
 
 
 def test_drain_commits_one_batch_per_n_events_with_exact_keys() -> None:
@@ -198,6 +143,37 @@ def test_stop_commits_the_open_batch_and_acks_it() -> None:
     assert not thread.is_alive()
     assert len(changelog.commits) == 1 and len(changelog.rows) == 8
     assert queue.depths().in_flight == 0 and queue.depths().visible == 0
+
+
+class TimedChangelog(MemoryChangelog):
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
+        self.times.append(time.monotonic())
+        return super().append(rows, metadata)
+
+
+def test_stop_commits_the_open_batch_without_waiting_for_the_long_polls() -> None:
+    """On SIGTERM the open batch is committed at once, not after the receivers' long polls end
+    (up to --wait-seconds: a container's grace period may run out first)."""
+    queue, changelog = InMemoryQueue(), TimedChangelog()
+    queue.send_batch([s3_body(f"k{i}") for i in range(3)])
+    poller = Poller(queue=queue, changelog=changelog,
+                    settings=settings(wait_seconds=4, batch_seconds=60, until_empty=False))
+    thread = threading.Thread(target=poller.run)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while queue.depths().in_flight < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # the receivers are in their next (empty) long poll now
+    stopped = time.monotonic()
+    poller.stop()
+    thread.join(10)
+    assert changelog.times and changelog.times[0] - stopped < 1.5, (
+        f"expected the commit within 1.5 s of stop, found {changelog.times[0] - stopped:.1f} s")
+    assert len(changelog.rows) == 3 and queue.depths().in_flight == 0
 
 
 class FlakyDeletes(InMemoryQueue):

@@ -15,7 +15,7 @@ QUEUE = "http://127.0.0.1:5000/123456789012/lakeinlet-events"
 
 
 def config(argv: list[str], environ: dict[str, str] | None = None) -> SourceConfig:
-    args = build_parser(SourceConfig, "lakeinlet-poll", "").parse_args(argv)
+    args = build_parser(SourceConfig, None, "").parse_args(argv)
     return resolve(SourceConfig, args, environ or {})
 
 
@@ -54,6 +54,14 @@ def test_batch_seconds_must_stay_below_the_visibility_timeout() -> None:
                 "--visibility-timeout", "30"])
 
 
+def test_drain_wait_reaches_the_poller_and_is_validated() -> None:
+    s = poller_settings(config(["--queue-url", QUEUE, "--changelog", "x", "--until-empty",
+                                "--drain-wait-seconds", "3"]))
+    assert (s.drain_wait_seconds, s.receive_wait) == (3, 3), s
+    with pytest.raises(ConfigError, match="--drain-wait-seconds: expected 0-20, found 21"):
+        config(["--queue-url", QUEUE, "--changelog", "x", "--drain-wait-seconds", "21"])
+
+
 def test_help_is_generated_from_the_field_docs(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--help"])
@@ -74,3 +82,19 @@ def test_configuration_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["--queue-url", "nope"]) == 2
     assert "--changelog" in capsys.readouterr().err
     assert main(["status"]) == 2
+
+
+def test_poison_settings_reach_the_poller_and_are_checked() -> None:
+    s = poller_settings(config(["--queue-url", QUEUE, "--changelog", "x", "--poison", "dlq",
+                                "--poison-log-per-minute", "3"]))
+    assert (s.poison, s.poison_log_per_minute) == ("dlq", 3), s
+    assert poller_settings(config(["--queue-url", QUEUE, "--changelog", "x"])).poison == "redrive"
+    with pytest.raises(ConfigError) as err:
+        config(["--queue-url", QUEUE, "--changelog", "x", "--poison", "park",
+                "--dlq-url", "dlq", "--poison-log-per-minute", "0"])
+    text = str(err.value)
+    for words in ("--poison (flag): expected one of dlq, redrive, found 'park'", "--dlq-url: expected",
+                  "--poison-log-per-minute: expected at least 1"):
+        assert words in text, f"expected {words!r} in {text}"
+    with pytest.raises(ConfigError, match="--dlq-url: only used with --poison dlq"):
+        config(["--queue-url", QUEUE, "--changelog", "x", "--dlq-url", QUEUE + "-dlq"])
