@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.config import setting
+from lakeinlet.config import missing, setting
 from lakeinlet.logs import LogSection
 from lakeinlet.spark import SparkSection
 
@@ -18,11 +18,11 @@ class TablesSection:
     """Where to read events from and where rows and ledger rows go."""
 
     changelog: str | None = setting(
-        None, "Required. URI of the changelog table written by the event source (s3://… or a "
-        "local path).",
+        None, "URI of the changelog table written by the event source (s3://… or a local path).",
+        required=True,
         metavar="URI")
     table: str | None = setting(
-        None, "Required. URI of the target table (s3://… or a local path).", metavar="URI")
+        None, "URI of the target table (s3://… or a local path).", metavar="URI", required=True)
     target_format: str = setting(
         "delta", "Format of the target table. Every command, the checkpoint, ledger and guarantees "
         "are the same for all three; `hudi` and `iceberg` need their jars (`lakeinlet jars`).",
@@ -53,7 +53,7 @@ class TablesSection:
         return self.quarantine or (self.table or "").rstrip("/") + "_quarantine"
 
     def validate(self) -> list[str]:
-        return [f"--{n}: required" for n in ("changelog", "table") if not getattr(self, n)]
+        return [missing(f"--{n}") for n in ("changelog", "table") if not getattr(self, n)]
 
 
 @dataclass(frozen=True)

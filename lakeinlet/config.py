@@ -23,7 +23,8 @@ ENV_PREFIX = "LAKEINLET__"
 
 
 def setting(default: Any, doc: str, *, flag: str | None = None, env: str | None = None,
-            choices: tuple[str, ...] | None = None, metavar: str | None = None) -> Any:
+            choices: tuple[str, ...] | None = None, metavar: str | None = None,
+            required: bool = False) -> Any:
     """Declare one config field: its default, the doc shown by `--help`, and optional names.
 
     Args:
@@ -33,8 +34,11 @@ def setting(default: Any, doc: str, *, flag: str | None = None, env: str | None 
         env: an extra environment variable honoured as well (e.g. `AWS_ENDPOINT_URL`).
         choices: the allowed values for a string setting.
         metavar: the placeholder shown in `--help`.
+        required: it has no usable default: `--help` says "Required." and shows no default (the
+            section's `validate` reports it when missing, see `missing`).
     """
-    meta = {"doc": doc, "flag": flag, "env": env, "choices": choices, "metavar": metavar}
+    meta = {"doc": ("Required. " + doc) if required else doc, "flag": flag, "env": env,
+            "choices": choices, "metavar": metavar, "required": required}
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -102,7 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser, config_cls: type,
             doc = (typing.get_type_hints(config_cls)[f.section].__doc__ or "").strip()
             group = groups[f.section] = parser.add_argument_group(f.section, doc.split("\n")[0])
         choices = f.meta.get("choices")
-        help_text = f"{f.meta['doc']} (default: {_show(f.default)}; env {f.env_names[0]}"
+        default = "" if f.meta.get("required") else f"default: {_show(f.default)}; "
+        help_text = f"{f.meta['doc']} ({default}env {f.env_names[0]}"
         help_text += f" or {f.env_names[1]})" if len(f.env_names) > 1 else ")"
         kwargs: dict[str, Any] = {"dest": f.dest, "default": argparse.SUPPRESS,
                                   "help": argparse.SUPPRESS if hidden else help_text.replace("%", "%%")}
@@ -115,6 +120,11 @@ def add_arguments(parser: argparse.ArgumentParser, config_cls: type,
             if f.is_tuple:
                 kwargs["action"] = "append"
         group.add_argument(f.flag, **kwargs)
+
+
+def missing(flag: str) -> str:
+    """The problem reported for a required setting that was not given."""
+    return f"{flag}: required (as the flag, its environment variable or in --config-file), found nothing"
 
 
 def _show(value: Any) -> str:
@@ -210,5 +220,6 @@ def reference_markdown(config_cls: type, title: str) -> str:
     for f in iter_fields(config_cls):
         envs = " / ".join(f"`{n}`" for n in f.env_names)
         doc = str(f.meta["doc"]).replace("|", "\\|")
-        lines.append(f"| `{f.flag}` | {envs} | `{_show(f.default)}` | {doc} |")
+        default = "required" if f.meta.get("required") else f"`{_show(f.default)}`"
+        lines.append(f"| `{f.flag}` | {envs} | {default} | {doc} |")
     return "\n".join(lines) + "\n"

@@ -5,17 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.config import setting
+from lakeinlet.config import missing, setting
 from lakeinlet.logs import LogSection
-from lakeinlet.sources.commands import missing, required
 
 
 @dataclass(frozen=True)
 class QueueSection:
     """The SQS queue S3 notifications arrive on, and how it is polled."""
 
-    queue_url: str = required("URL of the SQS queue that receives the S3 event notifications.",
-                              metavar="URL")
+    queue_url: str = setting("", "URL of the SQS queue that receives the S3 event notifications.",
+                             metavar="URL", required=True)
     wait_seconds: int = setting(
         20, "Long-poll wait per receive call (0-20 s). A long poll returns as soon as a message "
         "arrives, so a shorter wait gains no latency; it only adds empty receives, each a billed "
@@ -133,8 +132,8 @@ class PoisonSection:
 class ChangelogSection:
     """The changelog table (Delta): one row per object event, one commit per poll batch."""
 
-    uri: str = required("Changelog table: a local path or s3://bucket/prefix (s3a:// accepted).",
-                        flag="--changelog", metavar="URI")
+    uri: str = setting("", "Changelog table: a local path or s3://bucket/prefix (s3a:// accepted).",
+                       flag="--changelog", metavar="URI", required=True)
     source_id: str | None = setting(
         None, "Name of this source in the commit metadata (default: the queue name).")
 
@@ -169,7 +168,7 @@ class SourceConfig:
 class StatusSection:
     """What `lakeinlet-poll status` inspects."""
 
-    queue_url: str = required("URL of the SQS queue to report on.", metavar="URL")
+    queue_url: str = setting("", "URL of the SQS queue to report on.", metavar="URL", required=True)
     changelog: str | None = setting(None, "Changelog table whose head version and time to report.",
                                     metavar="URI")
 
