@@ -156,10 +156,9 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
 
 def check_classes(session: Any, wanted: Mapping[str, tuple[str, str]]) -> None:
     """Raise TerminalError naming the first jar group whose class Spark cannot load."""
-    loader = session._jvm.java.lang.Thread.currentThread().getContextClassLoader()
     for group, (cls, what) in wanted.items():
-        try:
-            session._jvm.java.lang.Class.forName(cls, False, loader)
+        try:  # Spark's own class loader: the one that holds --jars/--packages under spark-submit
+            session._jvm.org.apache.spark.util.Utils.classForName(cls, False, False)
         except Exception as exc:  # py4j wraps ClassNotFoundException
             raise TerminalError(
                 f"Spark cannot load {cls} ({what}): run `lakeinlet jars --only {group}` to fetch "

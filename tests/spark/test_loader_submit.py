@@ -32,6 +32,9 @@ def test_spark_submit_runs_the_same_main(aws: AwsSection) -> None:
          "--source-format", "json", "--schema", SCHEMA_DDL, "--endpoint-url", aws.endpoint_url or ""],
         capture_output=True, text=True, env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "loaded 6 rows in 1 batches" in proc.stdout
+    assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
+        r["order_id"] for f in files for r in f.rows)
     # Without the connector the job stops with one line saying how to get it (no stack trace).
     proc = subprocess.run(
         [str(submit), "--master", "local[1]", str(ROOT / "incremental" / "__main__.py"),
@@ -42,6 +45,3 @@ def test_spark_submit_runs_the_same_main(aws: AwsSection) -> None:
     assert proc.returncode == 2, said[-2000:]
     assert "error: Spark cannot load org.apache.hadoop.fs.s3a.S3AFileSystem" in said
     assert "lakeinlet jars --only s3a" in said and "Traceback" not in said
-    assert "loaded 6 rows in 1 batches" in proc.stdout
-    assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
-        r["order_id"] for f in files for r in f.rows)
