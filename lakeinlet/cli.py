@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import signal
 import sys
 from pathlib import Path
@@ -60,6 +61,44 @@ def local_down(args: argparse.Namespace) -> int:
         os.killpg(pid, signal.SIGTERM)
     path.unlink()
     print(f"stopped moto server (pid {pid})")
+    return 0
+
+
+def _recorded(args: argparse.Namespace) -> dict[str, str] | None:
+    path = _state_path(args.state_dir)
+    if not path.exists():
+        print(f"no local stack is running (nothing recorded in {path}): run `lakeinlet local up`",
+              file=sys.stderr)
+        return None
+    return dict(json.loads(path.read_text())["stack"])
+
+
+def local_env(args: argparse.Namespace) -> int:
+    """Print `export` lines for the running stack: eval "$(lakeinlet local env)"."""
+    stack = _recorded(args)
+    if stack is None:
+        return 2
+    values = {"AWS_ENDPOINT_URL": stack["endpoint"], "AWS_DEFAULT_REGION": stack["region"],
+              **emulator.TEST_CREDENTIALS, "QUEUE_URL": stack["queue_url"], "DLQ_URL": stack["dlq_url"],
+              "BUCKET": stack["bucket"]}
+    for name, value in values.items():
+        print(f"export {name}={shlex.quote(value)}")
+    return 0
+
+
+def local_samples(args: argparse.Namespace) -> int:
+    """Upload sample files (order_id, customer, amount, ts) into the stack's bucket."""
+    from lakeinlet.aws import AwsSection, client
+    from lakeinlet.samples import make_files, upload
+
+    stack = _recorded(args)
+    if stack is None:
+        return 2
+    os.environ.update({k: v for k, v in emulator.TEST_CREDENTIALS.items() if k not in os.environ})
+    files = make_files(args.format, args.count, args.rows, prefix=args.prefix, start=args.start)
+    size = upload(client("s3", AwsSection(endpoint_url=stack["endpoint"])), stack["bucket"], files)
+    print(f"uploaded {len(files)} {args.format} files ({size} bytes, {args.count * args.rows} rows) "
+          f"to s3://{stack['bucket']}/{files[0].key.rsplit('/', 1)[0]}/")
     return 0
 
 
@@ -119,7 +158,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --via-sns: raw message delivery (the S3 event is the SQS body, "
                     "not wrapped in an SNS envelope)")
     up.set_defaults(func=local_up)
+    samples = lsub.add_parser("samples", help="upload sample files into the stack's bucket",
+                              formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    samples.add_argument("--format", choices=("json", "csv", "parquet"), default="json",
+                         help="file format")
+    samples.add_argument("--count", type=int, default=4, help="number of files")
+    samples.add_argument("--rows", type=int, default=5, help="rows per file")
+    samples.add_argument("--prefix", default=None, help="key prefix (default: <format>/)")
+    samples.add_argument("--start", type=int, default=0,
+                         help="number of the first file (use a new one to upload new files, not overwrites)")
+    samples.set_defaults(func=local_samples)
     for name, func, text in (("down", local_down, "stop the local stack"),
+                             ("env", local_env, 'export lines for the stack: eval "$(lakeinlet local env)"'),
                              ("status", local_status, "show what `up` recorded")):
         lsub.add_parser(name, help=text, formatter_class=argparse.ArgumentDefaultsHelpFormatter
                         ).set_defaults(func=func)

@@ -102,11 +102,15 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None, groups:
 def log4j2_file(level: str) -> str:
     """A log4j2 configuration sending the JVM's logging at `level` and above to stderr."""
     path = Path(tempfile.gettempdir()) / f"lakeinlet-log4j2-{level.lower()}.properties"
-    if not path.is_file():
-        text = ("status = error\nappender.console.type = Console\nappender.console.name = console\n"
-                "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
-                "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
-                f"rootLogger.level = {level.lower()}\nrootLogger.appenderRef.stdout.ref = console\n")
+    # PySpark's gateway logger set to the same level: otherwise Spark, taking it for an
+    # interactive shell, prints "Setting default log level to WARN" (measured).
+    text = ("status = error\nappender.console.type = Console\nappender.console.name = console\n"
+            "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+            "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
+            f"rootLogger.level = {level.lower()}\nrootLogger.appenderRef.stdout.ref = console\n"
+            "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
+            f"logger.gateway.level = {level.lower()}\n")
+    if not path.is_file() or path.read_text() != text:
         tmp = path.with_suffix(f".{os.getpid()}")
         tmp.write_text(text)
         tmp.replace(path)
