@@ -31,13 +31,14 @@ class Parts:
     def session(self) -> Any:
         """The SparkSession: s3a when objects are read through s3a, plus the target format's."""
         if self.spark is None:
-            from lakeinlet.spark import get_session
+            from lakeinlet.spark import REQUIRED_CLASSES, get_session
 
             cfg = self.config
-            groups, extra, required = spark_needs(cfg)
-            groups = (["s3a"] if cfg.tables.spark_scheme == "s3a" else []) + groups
-            self.spark = get_session(cfg.spark, cfg.aws.endpoint_url, "lakeinlet-load", groups, extra,
-                                     required or None)
+            needs = spark_needs(cfg)
+            s3a = ["s3a"] if cfg.tables.spark_scheme == "s3a" else []
+            required = {g: c for g, c in REQUIRED_CLASSES.items() if g in s3a} | needs.required
+            self.spark = get_session(cfg.spark, cfg.aws.endpoint_url, "lakeinlet-load",
+                                     s3a + needs.groups, needs.conf, required)
         return self.spark
 
     def store(self) -> S3ObjectStore:

@@ -25,8 +25,8 @@ resolves to)."""
 GROUPS: dict[str, tuple[str, ...]] = {
     "s3a": HADOOP_AWS,
     "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2",),
-    "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.1",
-                "org.xerial:sqlite-jdbc:3.50.3.0"),
+    "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
+                "org.xerial:sqlite-jdbc:3.54.1.0"),
     "delta-spark": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
 }
 """Jar groups: `s3a` for s3a:// reads, one per target format, `delta-spark` for tests only."""

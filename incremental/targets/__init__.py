@@ -1,15 +1,32 @@
-"""Target tables behind one port: Delta, Hudi and Iceberg adapters, picked in one place."""
+"""Target tables behind one port: Delta, Hudi and Iceberg adapters, picked in one place.
+
+Each format also names what its Spark session needs (jar group, session settings, a class that
+proves the jars are there); `lakeinlet.spark` turns that into the session.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from lakeinlet.aws import spark_uri
 from lakeinlet.errors import ConfigError
-from lakeinlet.incremental.ports import TargetPort
-from lakeinlet.incremental.settings import LoaderConfig
+
+if TYPE_CHECKING:  # settings import this package's sections: no import cycle at run time
+    from lakeinlet.incremental.ports import TargetPort
+    from lakeinlet.incremental.settings import LoaderConfig
 
 FORMATS = ("delta", "hudi", "iceberg")
+
+
+@dataclass(frozen=True)
+class SparkNeeds:
+    """What a target format adds to the Spark session."""
+
+    groups: list[str] = field(default_factory=list)
+    conf: dict[str, str] = field(default_factory=dict)
+    required: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> TargetPort:
@@ -19,9 +36,28 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> TargetPort:
         from lakeinlet.incremental.targets.delta import DeltaTarget
 
         return DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme)
+    if t.target_format == "iceberg":
+        from lakeinlet.incremental.targets.iceberg import IcebergTarget
+        from lakeinlet.incremental.targets.sidecar import OutcomeFiles
+
+        return IcebergTarget(catalog_of(config), t.app_id, t.partition_by, spark,
+                             OutcomeFiles(t.ledger_uri.rstrip("/") + "/_pending", aws))
     raise ConfigError([f"--target-format {t.target_format}: not available in this build"])
 
 
-def spark_needs(config: LoaderConfig) -> tuple[list[str], dict[str, str], dict[str, tuple[str, str]]]:
-    """Jar groups, session settings and required classes of the target format (see lakeinlet.spark)."""
-    return [], {}, {}
+def catalog_of(config: LoaderConfig) -> Any:
+    from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog
+
+    t = config.tables
+    return IcebergCatalog(config.iceberg, spark_uri(t.table or "", t.spark_scheme), config.aws)
+
+
+def spark_needs(config: LoaderConfig) -> SparkNeeds:
+    """Jar groups, session settings and required classes of the target format."""
+    fmt = config.tables.target_format
+    if fmt == "iceberg":
+        return SparkNeeds(["iceberg"], {
+            "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+            **catalog_of(config).spark_conf()},
+            {"iceberg": ("org.apache.iceberg.spark.SparkCatalog", "the Iceberg Spark runtime")})
+    return SparkNeeds()

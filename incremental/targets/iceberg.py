@@ -1,0 +1,220 @@
+"""Adapter: the Iceberg target table. Spark writes; pyiceberg reads the metadata (checkpoint,
+history, schema) without the JVM.
+
+Exactly once: a plain Spark append re-applies itself on top of a concurrent commit (measured), so
+every commit goes through a staging branch. The branch is created at the snapshot the checkpoint
+was read from, the batch (rows, or none) is appended to it with lakeinlet's metadata as snapshot
+summary properties, and `fast_forward` publishes it to `main` only if `main` is still that snapshot;
+otherwise it fails and the loader re-plans (`CommitConflict`). The table is created with an empty
+first snapshot, so there is always one to branch from. Outcomes go to a sidecar file (summaries
+stay in every metadata.json) written before the commit.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.model import RESET, Checkpoint, Outcome, Position, TargetCommit
+from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.delta import LINEAGE_SCHEMA
+from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog
+from lakeinlet.incremental.targets.sidecar import OutcomeFiles
+
+STALE = ("Cannot fast-forward", "metadata refresh is required")
+PROPERTIES = {"format-version": "2", "write.spark.accept-any-schema": "true",
+              "write.metadata.delete-after-commit.enabled": "true",
+              "write.metadata.previous-versions-max": "100"}
+
+
+class IcebergTarget:
+    """The Iceberg table at `catalog.location`; created on the first commit."""
+
+    format = "iceberg"
+
+    def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
+                 spark: Callable[[], Any], outcomes: OutcomeFiles) -> None:
+        self.catalog, self.app_id, self.partition_by = catalog, app_id, list(partition_by)
+        self.uri = catalog.location
+        self._spark, self.outcomes = spark, outcomes
+        self.branch = f"lakeinlet_{uuid.uuid4().hex[:12]}"  # one per process: never shared
+
+    def table(self) -> Any:
+        return self.catalog.load()
+
+    def schema(self) -> pa.Schema | None:
+        t = self.table()
+        return None if t is None else _plain(t.schema().as_arrow())
+
+    def commits(self, limit: int | None = None) -> list[TargetCommit]:
+        """main's snapshots, newest first (the branch history readers see)."""
+        t, out = self.table(), list[TargetCommit]()
+        snap = None if t is None else t.current_snapshot()
+        while snap is not None and (limit is None or len(out) < limit):
+            out.append(_commit(snap))
+            snap = t.snapshot_by_id(snap.parent_snapshot_id) if snap.parent_snapshot_id else None
+        return out
+
+    def checkpoint(self) -> Checkpoint:
+        found = self.commits()
+        return tc.checkpoint_from(found, self.app_id, found[0].version if found else -1)
+
+    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None) -> int:
+        """Publish the batch's rows with the checkpoint `end` iff main is still at `start`.
+
+        Raises:
+            CommitConflict: another loader moved main since `start` (nothing of this batch shows).
+        """
+        base = self._base(batch.schema, start)
+        self.outcomes.put(batch_id, outcomes)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, None)
+        return self._publish(base, batch.data, meta, crash)
+
+    def commit_position(self, start: Position | None, to: Position, reason: str,
+                        operation: str = RESET) -> int:
+        """A snapshot without rows that moves the checkpoint (a reset, or a first run's start)."""
+        base = self._base(None, None)
+        return self._publish(base, None, tc.position_meta(self.app_id, start, to, reason, operation))
+
+    def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
+        newer = [c for c in self.commits() if c.version > target_version]
+        return tc.batches_after(newer, self.app_id, target_version,
+                                lambda c: self.outcomes.get(c.meta.get("batch", "")))
+
+    def _base(self, schema: pa.Schema | None, start: Position | None) -> int:
+        """Create the table if needed; main's snapshot id, checked against `start`."""
+        if self.table() is None:
+            self._create(schema if schema is not None else LINEAGE_SCHEMA)
+        t = self.table()
+        now = tc.checkpoint_from(self.commits(), self.app_id, -1).position
+        if start is not None and (now or Position(-1)) != start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
+                                 "another loader committed this batch")
+        return int(t.current_snapshot().snapshot_id)
+
+    def _create(self, schema: pa.Schema) -> None:
+        """The table and its first, empty snapshot in one commit (a second creator just goes on)."""
+        spark = self.session()
+        namespace = self.catalog.identifier.split(".")[0]
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {self.catalog.name}.{namespace}")
+        empty = spark.createDataFrame([], _spark_schema(schema))
+        w = empty.writeTo(self.catalog.spark_name).using("iceberg")
+        for key, value in (PROPERTIES | self._location()).items():
+            w = w.tableProperty(key, value)
+        if self.partition_by:
+            from pyspark.sql import functions as F
+
+            w = w.partitionedBy(*[F.col(c) for c in self.partition_by])
+        try:
+            w.option("snapshot-property.lakeinlet.operation", "create").create()
+        except Exception as exc:
+            if "TABLE_OR_VIEW_ALREADY_EXISTS" not in str(exc) and "AlreadyExists" not in str(exc):
+                raise
+
+    def _location(self) -> dict[str, str]:
+        return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
+
+    def _publish(self, base: int, data: Any, meta: dict[str, str],
+                 crash: Callable[[str], None] | None = None) -> int:
+        """Branch at `base`, append (rows or none) with `meta`, fast-forward main to the branch."""
+        spark, name = self.session(), self.catalog.spark_name
+        spark.sql(f"ALTER TABLE {name} CREATE OR REPLACE BRANCH {self.branch} AS OF VERSION {base}")
+        df = data if data is not None else spark.createDataFrame([], spark.table(name).schema)
+        w = df.writeTo(f"{name}.branch_{self.branch}").option("mergeSchema", "true") \
+            .option("check-ordering", "false")
+        for key, value in tc.prefixed(meta).items():
+            w = w.option(f"snapshot-property.{key}", value)
+        w.append()
+        if crash:
+            crash("written")
+        return self._fast_forward(meta)
+
+    def _fast_forward(self, meta: dict[str, str]) -> int:
+        name = self.catalog.spark_name  # qualified: a namespace may share the catalog's name
+        try:
+            self.session().sql(f"CALL {self.catalog.name}.system.fast_forward('{name}', 'main', "
+                               f"'{self.branch}')").collect()
+        except Exception as exc:
+            if any(s in str(exc) for s in STALE):
+                raise CommitConflict(f"commit to {self.uri} lost to a concurrent writer: main moved "
+                                     "since the checkpoint was read") from exc
+            raise
+        head = self.commits(1)
+        if not head or any(head[0].meta.get(k) != v for k, v in meta.items()):
+            raise TerminalError(f"{self.uri}: fast-forward returned but main does not hold this commit")
+        return head[0].version
+
+    def session(self) -> Any:
+        """The SparkSession, with this table's catalog settings (set before the catalog's first use)."""
+        spark = self._spark()
+        for key, value in self.catalog.spark_conf().items():
+            if spark.conf.get(key, None) != value:
+                spark.conf.set(key, value)
+        return spark
+
+    def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
+        """Files under the table no snapshot references (a killed writer's), older than the
+        retention (Iceberg's orphan-file action), and branches dead loaders left behind."""
+        spark = self.session()
+        t = self.table()
+        if t is None:
+            return []
+        stale = [r for r in t.metadata.refs if r.startswith("lakeinlet_") and r != self.branch]
+        jt = spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession,
+                                                                           self.catalog.spark_name)
+        older = int((datetime.now(UTC).timestamp() - retention_hours * 3600) * 1000)
+        action = spark._jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession) \
+            .deleteOrphanFiles(jt).olderThan(older)
+        if dry_run:  # the action lists what it would delete and hands each path to this no-op
+            from pyspark.java_gateway import ensure_callback_server_started
+
+            ensure_callback_server_started(spark.sparkContext._gateway)
+            action = action.deleteWith(_KeepFile())
+        files = list(action.execute().orphanFileLocations())
+        if not dry_run:
+            for ref in stale:
+                spark.sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {ref}")
+        return [*files, *(f"branch {r}" for r in stale)]
+
+    def close(self) -> None:
+        """Drop this process's staging branch (what a crash leaves, `vacuum` drops)."""
+        t = self.table()
+        if t is not None and self.branch in t.metadata.refs:
+            self.session().sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {self.branch}")
+
+
+class _KeepFile:
+    """A java.util.function.Consumer that deletes nothing (a dry run of the orphan-file action)."""
+
+    def accept(self, path: str) -> None:
+        return None
+
+    class Java:
+        implements: ClassVar[list[str]] = ["java.util.function.Consumer"]
+
+
+def _commit(snap: Any) -> TargetCommit:
+    summary = snap.summary.additional_properties if snap.summary else {}
+    meta = tc.unprefixed(summary)
+    files, size = summary.get("added-data-files"), summary.get("added-files-size")
+    return TargetCommit(int(snap.sequence_number), datetime.fromtimestamp(snap.timestamp_ms / 1000, UTC),
+                        meta, int(files) if files else 0, int(size) if size else 0)
+
+
+def _plain(schema: pa.Schema) -> pa.Schema:
+    """pyiceberg's arrow schema with large strings/binaries as plain ones (what Spark maps)."""
+    swap = {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}
+    return pa.schema([f.with_type(swap.get(f.type, f.type)) for f in schema])
+
+
+def _spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(_plain(schema))
