@@ -115,4 +115,5 @@ def apply_reset(target: TargetPort, plan: ResetPlan, reason: str) -> int | None:
     """Commit the reset (None when it was already applied)."""
     if plan.already_applied is not None:
         return None
-    return target.commit_position(plan.current, plan.to, reason, RESET)
+    with target.writing():
+        return target.commit_position(plan.current, plan.to, reason, RESET)

@@ -181,6 +181,10 @@ class Loader:
 
     def drain(self, max_batches: int = 0, progress: Callable[[BatchReport], None] | None = None) -> Summary:
         """Run batches until the changelog is caught up (or `max_batches`)."""
+        with self.target.writing():
+            return self._drain(max_batches, progress)
+
+    def _drain(self, max_batches: int, progress: Callable[[BatchReport], None] | None) -> Summary:
         summary, conflicts = Summary(), 0
         self.repair()
         while not max_batches or summary.batches < max_batches:

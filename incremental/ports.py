@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -94,6 +95,10 @@ class TargetPort(Protocol):
     def checkpoint(self) -> Checkpoint: ...
 
     def schema(self) -> Any | None: ...
+
+    def writing(self) -> AbstractContextManager[None]:
+        """What a run holds while it writes (Hudi: the table's writer lease; others: nothing)."""
+        ...
 
     def commits(self, limit: int | None = None) -> list[TargetCommit]:
         """The table's commits, newest first (`limit`: at most that many)."""

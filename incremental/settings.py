@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
+from lakeinlet.incremental.targets.hudi_settings import HudiSection
 from lakeinlet.incremental.targets.iceberg_catalog import IcebergSection
 from lakeinlet.logs import LogSection
 from lakeinlet.spark import SparkSection
@@ -136,6 +137,7 @@ class LoaderConfig:
     read: ReadSection = field(default_factory=ReadSection)
     plan: PlanSection = field(default_factory=PlanSection)
     run: RunSection = field(default_factory=RunSection)
+    hudi: HudiSection = field(default_factory=HudiSection)
     iceberg: IcebergSection = field(default_factory=IcebergSection)
     spark: SparkSection = field(default_factory=SparkSection)
     aws: AwsSection = field(default_factory=AwsSection)

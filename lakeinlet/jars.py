@@ -24,7 +24,7 @@ HADOOP_AWS = ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-
 resolves to)."""
 GROUPS: dict[str, tuple[str, ...]] = {
     "s3a": HADOOP_AWS,
-    "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2",),
+    "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0",),
     "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
                 "org.xerial:sqlite-jdbc:3.54.1.0"),
     "delta-spark": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),

@@ -18,6 +18,13 @@ if TYPE_CHECKING:  # settings import this package's sections: no import cycle at
     from lakeinlet.incremental.settings import LoaderConfig
 
 FORMATS = ("delta", "hudi", "iceberg")
+HUDI_SESSION = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+}
+"""Session settings Hudi's Spark bundle needs (set by lakeinlet when the target is Hudi)."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,24 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> TargetPort:
 
         return IcebergTarget(catalog_of(config), t.app_id, t.partition_by, spark,
                              OutcomeFiles(t.ledger_uri.rstrip("/") + "/_pending", aws))
-    raise ConfigError([f"--target-format {t.target_format}: not available in this build"])
+    if t.target_format == "hudi":
+        from lakeinlet.incremental.targets.hudi import HudiTarget
+
+        return HudiTarget(t.table or "", aws, t.app_id, t.partition_by,
+                          spark_uri(t.table or "", t.spark_scheme), config.hudi, spark, writer_lease(config))
+    raise ConfigError([f"--target-format {t.target_format}: expected one of {', '.join(FORMATS)}"])
+
+
+def writer_lease(config: LoaderConfig) -> Any:
+    """The table's writer lease, beside the table (`<table>.lakeinlet-writer.json`): inside it, an
+    object under `.hoodie/` makes Hudi take a table that does not exist yet for a broken one."""
+    from lakeinlet.aws import client, delta_uri
+    from lakeinlet.incremental.targets.lease import LocalLease, S3Lease
+
+    where = delta_uri(config.tables.table or "").rstrip("/") + ".lakeinlet-writer"
+    if where.startswith("s3://"):
+        return S3Lease(client("s3", config.aws), where + ".json", config.hudi.lease_seconds)
+    return LocalLease(where + ".lock")
 
 
 def catalog_of(config: LoaderConfig) -> Any:
@@ -55,6 +79,9 @@ def catalog_of(config: LoaderConfig) -> Any:
 def spark_needs(config: LoaderConfig) -> SparkNeeds:
     """Jar groups, session settings and required classes of the target format."""
     fmt = config.tables.target_format
+    if fmt == "hudi":
+        return SparkNeeds(["hudi"], HUDI_SESSION, {"hudi": ("org.apache.hudi.DefaultSource",
+                                                            "the Hudi Spark bundle")})
     if fmt == "iceberg":
         return SparkNeeds(["iceberg"], {
             "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",

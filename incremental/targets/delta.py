@@ -11,6 +11,7 @@ checkpoint is checked again just before committing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,7 +32,14 @@ from lakeinlet.incremental.targets.delta_files import DataFile, data_files, file
 LINEAGE_SCHEMA = pa.schema([
     ("_source_bucket", pa.string()), ("_source_key", pa.string()), ("_source_etag", pa.string()),
     ("_source_event_time", pa.timestamp("us", tz="UTC")), ("_ingest_batch", pa.string())])
-"""Columns every target row carries; also the schema of a table whose first commit had no rows."""
+"""Columns every target row carries."""
+
+
+def fallback_schema(partition_by: Sequence[str]) -> pa.Schema:
+    """The schema of a table whose first commit has no rows: the lineage columns, and the
+    partition columns as strings (a partitioned table needs them from its creation)."""
+    extra = [pa.field(c, pa.string()) for c in partition_by if c not in LINEAGE_SCHEMA.names]
+    return pa.schema([*LINEAGE_SCHEMA, *extra])
 
 
 class DeltaTarget:
@@ -162,7 +170,11 @@ class DeltaTarget:
                                 target_version)
 
     def _fallback_schema(self) -> pa.Schema:
-        return self.schema() or LINEAGE_SCHEMA
+        return self.schema() or fallback_schema(self.partition_by)
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Nothing to hold: the commit itself checks the checkpoint (txn + re-check)."""
+        return nullcontext()
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Files the log does not reference (a crashed or losing batch's folder, removed files),

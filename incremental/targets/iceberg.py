@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import RESET, Checkpoint, Outcome, Position, TargetCommit
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.targets import commits as tc
-from lakeinlet.incremental.targets.delta import LINEAGE_SCHEMA
+from lakeinlet.incremental.targets.delta import fallback_schema
 from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog
 from lakeinlet.incremental.targets.sidecar import OutcomeFiles
 
@@ -91,7 +92,7 @@ class IcebergTarget:
     def _base(self, schema: pa.Schema | None, start: Position | None) -> int:
         """Create the table if needed; main's snapshot id, checked against `start`."""
         if self.table() is None:
-            self._create(schema if schema is not None else LINEAGE_SCHEMA)
+            self._create(schema if schema is not None else fallback_schema(self.partition_by))
         t = self.table()
         now = tc.checkpoint_from(self.commits(), self.app_id, -1).position
         if start is not None and (now or Position(-1)) != start:
@@ -150,6 +151,10 @@ class IcebergTarget:
         if not head or any(head[0].meta.get(k) != v for k, v in meta.items()):
             raise TerminalError(f"{self.uri}: fast-forward returned but main does not hold this commit")
         return head[0].version
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Nothing to hold: the fast-forward checks that main is still at the checkpoint."""
+        return nullcontext()
 
     def session(self) -> Any:
         """The SparkSession, with this table's catalog settings (set before the catalog's first use)."""
