@@ -18,7 +18,7 @@ from deltalake.transaction import CommitProperties, Transaction
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
 from lakeinlet.delta_io import open_table
-from lakeinlet.incremental.model import FINAL, Outcome, PlannedObject
+from lakeinlet.incremental.model import FINAL, REMOVED, Outcome, PlannedObject
 
 _TS = pa.timestamp("us", tz="UTC")
 LEDGER_SCHEMA = pa.schema([
@@ -49,14 +49,22 @@ class DeltaLedger:
         return dt.to_pyarrow_dataset().to_table(columns=columns)
 
     def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]:
-        """The refs among `objs` that the ledger holds in a final status."""
+        """The refs among `objs` that the ledger holds in a final status, unless a later
+        removal deleted that object's rows (then the same version loads again)."""
         dt = self._table()
         if dt is None or not objs:
             return set()
         keys = pa.array(sorted({o.key for o in objs}))
-        wanted = pc.field("key").isin(keys) & pc.field("status").isin(pa.array(sorted(FINAL)))
-        found = dt.to_pyarrow_dataset().to_table(columns=["bucket", "key", "identity"], filter=wanted)
-        refs = set(zip(*(found.column(c).to_pylist() for c in ("bucket", "key", "identity")), strict=True))
+        statuses = pa.array(sorted(FINAL | {REMOVED}))
+        wanted = pc.field("key").isin(keys) & pc.field("status").isin(statuses)
+        cols = ["bucket", "key", "identity", "status", "target_version"]
+        found = dt.to_pyarrow_dataset().to_table(columns=cols, filter=wanted).to_pylist()
+        removed: dict[tuple[str, str], int] = {}
+        for r in (r for r in found if r["status"] == REMOVED):
+            key = (r["bucket"], r["key"])
+            removed[key] = max(r["target_version"], removed.get(key, -1))
+        refs = {(r["bucket"], r["key"], r["identity"]) for r in found if r["status"] != REMOVED
+                and r["target_version"] > removed.get((r["bucket"], r["key"]), -1)}
         return {o.ref for o in objs if o.ref in refs}
 
     def last_target_version(self) -> int:

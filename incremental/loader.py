@@ -131,6 +131,8 @@ class Loader:
         batch_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
         seconds["plan"] = self.clock() - t0
         self._crash("planned")
+        if plan.removals:
+            return self._remove(plan, start, batch_id, seconds, t0)
         readable, decided, heads = self._check(plan)
         batch = self.reader().read(readable, batch_id, self.target.schema(), heads) if readable \
             else NOTHING_READ
@@ -146,6 +148,18 @@ class Loader:
         seconds["commit"] = self.clock() - t0 - sum(seconds.values())
         self._crash("committed")
         self._record(outcomes, version, batch_id)
+        self._crash("ledger_written")
+        seconds["total"] = self.clock() - t0
+        return BatchReport(batch_id, plan, version, tuple(outcomes), seconds)
+
+    def _remove(self, plan: LoadPlan, start: Position, batch_id: str, seconds: dict[str, float],
+                t0: float) -> BatchReport:
+        """A batch of ObjectRemoved events: delete their rows with the checkpoint, in one commit."""
+        version, outcomes = self.target.commit_removal(plan.removals, start, plan.end, batch_id,
+                                                       plan.decided, crash=self._crash)
+        seconds["commit"] = self.clock() - t0 - sum(seconds.values())
+        self._crash("committed")
+        self.ledger.append(outcomes, version, batch_id)
         self._crash("ledger_written")
         seconds["total"] = self.clock() - t0
         return BatchReport(batch_id, plan, version, tuple(outcomes), seconds)

@@ -163,6 +163,8 @@ class LoadPlan:
     superseded: int = 0
     events: int = 0
     versions: tuple[int, ...] = field(default=())
+    removals: tuple[PlannedObject, ...] = ()
+    """Objects whose rows this batch deletes (--on-delete remove-rows; such a batch reads nothing)."""
 
     @property
     def empty(self) -> bool:

@@ -47,6 +47,9 @@ class Filters:
 class Caps:
     max_files: int
     max_bytes: int
+    split_removals: bool = False
+    """With --on-delete remove-rows: a batch holds only creations or only removals (each commit
+    then either appends or deletes rows), in changelog order."""
 
 
 def rows_from_records(records: Iterable[dict[str, Any]]) -> list[ChangeRow]:
@@ -84,6 +87,8 @@ def take(rows: Sequence[ChangeRow], start: Position, caps: Caps,
         row_bytes = row.size or 0
         row_bytes = 0 if row_bytes > caps.max_bytes or row.is_removed else row_bytes  # never read
         if taken and (files + 1 > caps.max_files or size + row_bytes > caps.max_bytes):
+            break
+        if taken and caps.split_removals and row.is_removed != taken[0].is_removed:
             break
         taken.append(row)
         files, size = files + 1, size + row_bytes
@@ -129,10 +134,15 @@ def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: 
     newest, superseded = newest_per_object(taken)
     decided: list[Outcome] = []
     candidates: list[PlannedObject] = []
+    removals: list[PlannedObject] = []
     for r in newest:
         obj = planned(r)
-        why = ("ObjectRemoved: ingest is append-only, rows already loaded are kept"
-               if r.is_removed else filters.reject(r.key))
+        why = filters.reject(r.key)
+        if r.is_removed and not why:
+            if caps.split_removals:
+                removals.append(obj)
+                continue
+            why = "ObjectRemoved: ingest is append-only, rows already loaded are kept"
         if why:
             decided.append(Outcome(obj, FILTERED, why))
         elif obj.size > caps.max_bytes:
@@ -143,4 +153,5 @@ def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: 
     to_read = tuple(o for o in candidates if o.ref not in seen)
     return LoadPlan(start=start, end=end, to_read=to_read, decided=tuple(decided),
                     skipped_known=len(candidates) - len(to_read), superseded=superseded,
-                    events=len(taken), versions=tuple(sorted({r.commit_version for r in taken})))
+                    events=len(taken), versions=tuple(sorted({r.commit_version for r in taken})),
+                    removals=tuple(removals))

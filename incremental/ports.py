@@ -114,10 +114,16 @@ class TargetPort(Protocol):
         """
         ...
 
-    def commit_removal(self, keys: Sequence[tuple[str, str]], start: Position, end: Position,
-                       batch_id: str, outcomes: Sequence[Outcome]) -> tuple[int, dict[tuple[str, str], int]]:
-        """Delete the rows of `keys` (bucket, key) with the checkpoint `end`, atomically; returns
-        the version and the rows removed per key."""
+    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
+                       batch_id: str, decided: Sequence[Outcome],
+                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
+        """Delete the rows of `objs` (by _source_bucket/_source_key) with the checkpoint `end`, in
+        one commit; returns the version and every outcome (`decided` + one `removed` per object,
+        with the rows it deleted), as recorded in the commit.
+
+        Raises:
+            CommitConflict: the checkpoint is no longer `start`.
+        """
         ...
 
     def commit_position(self, start: Position | None, to: Position, reason: str, operation: str) -> int:

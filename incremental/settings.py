@@ -102,6 +102,12 @@ class PlanSection:
     ignore_prefix: tuple[str, ...] = setting(
         (), "Never load keys under these prefixes (recorded as `filtered`).", metavar="P")
     head_threads: int = setting(16, "Parallel HEAD requests when checking planned objects.")
+    on_delete: str = setting(
+        "append-only", "What an ObjectRemoved event does. `append-only`: nothing (rows already "
+        "loaded stay; the ledger records it as filtered). `remove-rows`: the rows whose "
+        "_source_bucket/_source_key match are deleted, in the same commit as the checkpoint "
+        "(batches then hold only creations or only removals, in changelog order).",
+        choices=("append-only", "remove-rows"))
 
     def validate(self) -> list[str]:
         problems = [f"--{n.replace('_', '-')}: expected at least 1, found {getattr(self, n)}"

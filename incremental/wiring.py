@@ -59,8 +59,9 @@ class Parts:
             return reader
 
         p = cfg.plan
+        caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows")
         return Loader(changelog=ChangelogReader(self.changelog), store=self.store(), reader=lazy_reader,
-                      target=self.target, ledger=self.ledger, caps=Caps(p.max_files, p.max_bytes),
+                      target=self.target, ledger=self.ledger, caps=caps,
                       filters=Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix),
                       quarantine=self.quarantine,
                       on_missing_checkpoint=cfg.run.on_missing_checkpoint, crash_at=crash_at)

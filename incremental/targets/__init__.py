@@ -42,7 +42,7 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> TargetPort:
     if t.target_format == "delta":
         from lakeinlet.incremental.targets.delta import DeltaTarget
 
-        return DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme)
+        return DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme, spark)
     if t.target_format == "iceberg":
         from lakeinlet.incremental.targets.iceberg import IcebergTarget
         from lakeinlet.incremental.targets.sidecar import OutcomeFiles

@@ -13,9 +13,11 @@ from collections.abc import Callable, Iterable, Sequence
 from lakeinlet.incremental.model import (
     LOAD,
     REMOVE,
+    REMOVED,
     RESET,
     Checkpoint,
     Outcome,
+    PlannedObject,
     Position,
     TargetCommit,
 )
@@ -46,6 +48,24 @@ def prefixed(meta: dict[str, str]) -> dict[str, str]:
 
 def unprefixed(raw: dict[str, object]) -> dict[str, str]:
     return {k[len(META):]: str(v) for k, v in raw.items() if k.startswith(META) and v is not None}
+
+
+def removal_outcomes(objs: Sequence[PlannedObject], decided: Sequence[Outcome],
+                     counts: dict[tuple[str, str], int]) -> list[Outcome]:
+    """`decided` plus one `removed` outcome per object, with the rows its removal deletes."""
+    return [*decided, *(Outcome(o, REMOVED, "ObjectRemoved: its rows were deleted",
+                                counts.get((o.bucket, o.key), 0)) for o in objs)]
+
+
+def keys_sql(objs: Sequence[PlannedObject]) -> str:
+    """A Spark SQL predicate matching the rows of `objs` by _source_bucket/_source_key."""
+    refs = sorted({f"{o.bucket}\x1f{o.key}" for o in objs})
+    return (f"concat_ws(char(31), _source_bucket, _source_key) IN "
+            f"({', '.join(_sql_string(r) for r in refs)})")
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def outcomes_json(outcomes: Sequence[Outcome]) -> str:

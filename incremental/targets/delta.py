@@ -24,7 +24,15 @@ from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Tra
 from lakeinlet.aws import AwsSection, delta_uri, spark_uri, storage_options
 from lakeinlet.delta_io import open_table
 from lakeinlet.errors import CommitConflict, TerminalError
-from lakeinlet.incremental.model import RESET, Checkpoint, Outcome, Position, TargetCommit
+from lakeinlet.incremental.model import (
+    REMOVE,
+    RESET,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta_files import DataFile, data_files, filesystem, list_written
@@ -48,13 +56,14 @@ class DeltaTarget:
     format = "delta"
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str] = (),
-                 spark_scheme: str = "s3a") -> None:
+                 spark_scheme: str = "s3a", spark: Callable[[], Any] | None = None) -> None:
         self.uri = delta_uri(uri)
         self.spark_uri = spark_uri(uri, spark_scheme).rstrip("/")
         self.app_id = app_id
         self.partition_by = list(partition_by)
         self._options = storage_options(aws, self.uri)
         self.fs, self.root = filesystem(self.uri, aws)
+        self._spark = spark
 
     def table(self) -> DeltaTable | None:
         return open_table(self.uri, self._options)
@@ -156,6 +165,46 @@ class DeltaTarget:
         assert done is not None
         return int(done.version())
 
+    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
+                       batch_id: str, decided: Sequence[Outcome],
+                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
+        """Rewrite the files holding rows of `objs` without them: the old files' RemoveActions,
+        the new files' AddActions and the checkpoint in one transaction."""
+        dt = self._ensure(self._fallback_schema())
+        self._check_start(start)
+        counts, removes, files = self._without(dt, objs, batch_id) if objs else ({}, [], [])
+        if crash:
+            crash("written")
+        outcomes = tc.removal_outcomes(objs, decided, counts)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE) | {
+            "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
+        return self._commit(dt, [*removes, *(_add(f) for f in files)], end, meta), outcomes
+
+    def _without(self, dt: DeltaTable, objs: Sequence[PlannedObject], batch_id: str) -> tuple[
+            dict[tuple[str, str], int], list[AddAction | RemoveAction], list[DataFile]]:
+        """Rows per object in the table, RemoveActions of the files holding them, and the files
+        Spark rewrote without them (under `data/<batch id>/`)."""
+        if self._spark is None:
+            raise TerminalError("removing rows needs Spark (the loader passes its session)")
+        spark = self._spark()
+        actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+        df = removal_frame(spark, self.spark_uri, actions, self.partition_by, self.schema())
+        if df is None:
+            return {}, [], []
+        hit = df.where(tc.keys_sql(objs))
+        counts = {(r[0], r[1]): int(r[2]) for r in
+                  hit.groupBy("_source_bucket", "_source_key").count().collect()}
+        paths = {r[0] for r in hit.select("_path").distinct().collect()}
+        if not paths:
+            return {}, [], []
+        keep = df.where(df["_path"].isin(sorted(paths))).where(f"NOT ({tc.keys_sql(objs)})").drop("_path")
+        now = int(datetime.now(UTC).timestamp() * 1000)
+        jpath = spark._jvm.org.apache.hadoop.fs.Path  # Spark's _metadata.file_path is this form
+        removes: list[AddAction | RemoveAction] = [
+            RemoveAction(a["path"], True, now, a["size_bytes"], _partition_values(a, self.partition_by))
+            for a in actions if jpath(f"{self.spark_uri}/{a['path']}").toUri().toString() in paths]
+        return counts, removes, self._write(keep, batch_id)
+
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:
         """A commit without files that moves `txn` and says why (a reset, or a first run's start)."""
@@ -197,6 +246,37 @@ def _commit(h: dict[str, Any]) -> TargetCommit:
     files = int(meta["files"]) if "files" in meta else None
     size = int(meta["bytes"]) if "bytes" in meta else None
     return TargetCommit(int(h["version"]), when, meta, files, size)
+
+
+def removal_frame(spark: Any, root: str, actions: list[dict[str, Any]], partition_by: Sequence[str],
+                  schema: pa.Schema | None) -> Any:
+    """The table's rows with their file (`_path`), read file group by partition (partition values
+    live in the folder names, not in the files), with the table's schema."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    if not actions or schema is None:
+        return None
+    data_schema = from_arrow_schema(pa.schema([f for f in schema if f.name not in partition_by]))
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for a in actions:
+        groups.setdefault(tuple(a.get(f"partition.{c}") for c in partition_by), []).append(
+            f"{root}/{a['path']}")
+    frames = []
+    for values, paths in groups.items():
+        df = spark.read.schema(data_schema).parquet(*paths).withColumn("_path", F.col("_metadata.file_path"))
+        for col, value in zip(partition_by, values, strict=True):
+            df = df.withColumn(col, F.lit(value).cast(from_arrow_schema(schema)[col].dataType))
+        frames.append(df)
+    out = frames[0]
+    for df in frames[1:]:
+        out = out.unionByName(df)
+    return out
+
+
+def _partition_values(action: dict[str, Any], partition_by: Sequence[str]) -> dict[str, str | None]:
+    return {c: (None if action.get(f"partition.{c}") is None else str(action[f"partition.{c}"]))
+            for c in partition_by}
 
 
 def _folder(f: DataFile) -> str:

@@ -23,7 +23,15 @@ import pyarrow as pa
 
 from lakeinlet.aws import AwsSection, delta_uri
 from lakeinlet.errors import CommitConflict, TerminalError
-from lakeinlet.incremental.model import RESET, Checkpoint, Outcome, Position, TargetCommit
+from lakeinlet.incremental.model import (
+    REMOVE,
+    RESET,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta import fallback_schema
@@ -113,6 +121,28 @@ class HudiTarget:
                                  "another loader committed this batch")
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
         return self._write(batch.data, batch.schema, meta, self._operation())
+
+    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
+                       batch_id: str, decided: Sequence[Outcome],
+                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
+        """Hudi's `delete` of the table's own rows for `objs` (meta columns included: a keyless
+        table deletes by its generated keys), with the checkpoint in the same commit."""
+        self.lease.check()
+        now = self.checkpoint().position
+        if (now or Position(-1)) != start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}")
+        victims, counts = None, {}
+        if self.schema() is not None:
+            victims = self._spark().read.format("hudi").load(self.spark_uri).where(tc.keys_sql(objs))
+            counts = {(r[0], r[1]): int(r[2]) for r in
+                      victims.groupBy("_source_bucket", "_source_key").count().collect()}
+        outcomes = tc.removal_outcomes(objs, decided, counts)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE)
+        if crash:
+            crash("written")
+        if not counts:  # nothing to delete: a commit that only moves the checkpoint
+            return self._write(None, None, meta, "insert"), outcomes
+        return self._write(victims, None, meta, "delete"), outcomes
 
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:

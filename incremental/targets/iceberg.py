@@ -13,15 +13,23 @@ stay in every metadata.json) written before the commit.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from lakeinlet.errors import CommitConflict, TerminalError
-from lakeinlet.incremental.model import RESET, Checkpoint, Outcome, Position, TargetCommit
+from lakeinlet.incremental.model import (
+    REMOVE,
+    RESET,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta import fallback_schema
@@ -78,6 +86,26 @@ class IcebergTarget:
         meta = tc.load_meta(self.app_id, batch_id, start, end, None)
         return self._publish(base, batch.data, meta, crash)
 
+    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
+                       batch_id: str, decided: Sequence[Outcome],
+                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
+        """DELETE the rows of `objs` on the staging branch, then an empty append carrying the
+        checkpoint; one fast-forward publishes both."""
+        base = self._base(None, start)
+        where = tc.keys_sql(objs)
+        counts = self._branch(base).where(where).groupBy("_source_bucket", "_source_key").count().collect()
+        found = {(r[0], r[1]): int(r[2]) for r in counts}
+        outcomes = tc.removal_outcomes(objs, decided, found)
+        self.outcomes.put(batch_id, outcomes)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, None, REMOVE)
+        return self._publish(base, None, meta, crash, where if found else None), outcomes
+
+    def _branch(self, base: int) -> Any:
+        """The staging branch, (re)created at snapshot `base`, as a DataFrame."""
+        spark, name = self.session(), self.catalog.spark_name
+        spark.sql(f"ALTER TABLE {name} CREATE OR REPLACE BRANCH {self.branch} AS OF VERSION {base}")
+        return spark.table(f"{name}.branch_{self.branch}")
+
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:
         """A snapshot without rows that moves the checkpoint (a reset, or a first run's start)."""
@@ -123,11 +151,14 @@ class IcebergTarget:
         return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
 
     def _publish(self, base: int, data: Any, meta: dict[str, str],
-                 crash: Callable[[str], None] | None = None) -> int:
-        """Branch at `base`, append (rows or none) with `meta`, fast-forward main to the branch."""
+                 crash: Callable[[str], None] | None = None, delete_where: str | None = None) -> int:
+        """Branch at `base`, [delete], append (rows or none) with `meta`, fast-forward main."""
         spark, name = self.session(), self.catalog.spark_name
-        spark.sql(f"ALTER TABLE {name} CREATE OR REPLACE BRANCH {self.branch} AS OF VERSION {base}")
-        df = data if data is not None else spark.createDataFrame([], spark.table(name).schema)
+        empty = self._branch(base).limit(0)
+        if delete_where:
+            with commit_properties(spark, {"lakeinlet.operation": "remove-rows-staged"}):
+                spark.sql(f"DELETE FROM {name}.branch_{self.branch} WHERE {delete_where}")
+        df = data if data is not None else empty
         w = df.writeTo(f"{name}.branch_{self.branch}").option("mergeSchema", "true") \
             .option("check-ordering", "false")
         for key, value in tc.prefixed(meta).items():
@@ -193,6 +224,26 @@ class IcebergTarget:
         t = self.table()
         if t is not None and self.branch in t.metadata.refs:
             self.session().sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {self.branch}")
+
+
+@contextmanager
+def commit_properties(spark: Any, props: dict[str, str]) -> Iterator[None]:
+    """Snapshot summary properties for SQL row-level commands (DELETE) run on this thread: Iceberg
+    reads them from `CommitMetadata`'s thread-local (set by reflection: PySpark runs the SQL on the
+    Java thread paired with this Python thread). Measured to land in the DELETE's snapshot."""
+    jvm = spark._jvm
+    field = jvm.py4j.reflection.ReflectionUtil.classForName(
+        "org.apache.iceberg.spark.CommitMetadata").getDeclaredField("COMMIT_PROPERTIES")
+    field.setAccessible(True)
+    local = field.get(None)
+    values = jvm.java.util.HashMap()
+    for key, value in props.items():
+        values.put(key, value)
+    local.set(values)
+    try:
+        yield
+    finally:
+        local.remove()
 
 
 class _KeepFile:

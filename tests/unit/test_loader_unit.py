@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from lakeinlet.incremental.loader import CRASH_POINTS, Crash, Loader
 from lakeinlet.incremental.model import FINAL, ChangeRow, Checkpoint, Outcome, PlannedObject, Position
 from lakeinlet.incremental.plan import Caps, rows_from_records
 from lakeinlet.incremental.ports import ObjectHead, ReadBatch
+from lakeinlet.incremental.targets.commits import removal_outcomes
 
 pytestmark = pytest.mark.unit
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -25,10 +27,16 @@ class FakeChangelog:
     versions: list[list[dict[str, Any]]] = field(default_factory=list)
 
     def add(self, *keys: str) -> None:
+        """One changelog version; a key written `-k` is an ObjectRemoved event for `k`."""
         v = len(self.versions)
-        self.versions.append([{"_commit_version": v, "event_id": f"{k}-{v}", "bucket": "b", "key": k,
-                               "event_name": "ObjectCreated:Put", "event_time": T0, "size": 10,
-                               "etag": f"etag-{k}", "version_id": None, "sequencer": None} for k in keys])
+        self.versions.append([self._row(v, i, k.lstrip("-"), k.startswith("-")) for i, k in enumerate(keys)])
+
+    @staticmethod
+    def _row(v: int, i: int, key: str, removed: bool) -> dict[str, Any]:
+        return {"_commit_version": v, "event_id": f"{key}-{v}-{removed}", "bucket": "b", "key": key,
+                "event_time": T0 + timedelta(seconds=i), "version_id": None, "sequencer": None,
+                "event_name": "ObjectRemoved:Delete" if removed else "ObjectCreated:Put",
+                "size": None if removed else 10, "etag": f"etag-{key}"}
 
     def head_version(self) -> int:
         return len(self.versions) - 1
@@ -80,6 +88,19 @@ class FakeTarget:
         self.commits.append((to, []))
         return len(self.commits) - 1
 
+    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position, batch_id: str,
+                       decided: Sequence[Outcome], crash: Any = None) -> tuple[int, list[Outcome]]:
+        if (self.checkpoint().position or Position(-1)) != start:
+            raise CommitConflict("moved")
+        gone = {o.key for o in objs}
+        counts = {("b", k): n for k, n in loaded_rows(self).items() if k in gone}
+        outcomes = removal_outcomes(objs, decided, counts)
+        self.commits.append((end, outcomes))
+        return len(self.commits) - 1, outcomes
+
+    def writing(self) -> Any:
+        return nullcontext()
+
     def batches_after(self, version: int) -> list[tuple[int, str, list[Outcome]]]:
         return [(v, f"b{v}", c[1]) for v, c in enumerate(self.commits) if v > version]
 
@@ -89,7 +110,10 @@ class FakeLedger:
     rows: list[tuple[int, Outcome]] = field(default_factory=list)
 
     def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]:
-        refs = {o.obj.ref for _, o in self.rows if o.status in FINAL}
+        """Final refs, unless a later removal of the same key deleted their rows."""
+        removed = {(o.obj.bucket, o.obj.key): v for v, o in self.rows if o.status == "removed"}
+        refs = {o.obj.ref for v, o in self.rows if o.status in FINAL
+                and v > removed.get((o.obj.bucket, o.obj.key), -1)}
         return {o.ref for o in objs if o.ref in refs}
 
     def last_target_version(self) -> int:
@@ -103,11 +127,19 @@ class FakeLedger:
 def make(changelog: FakeChangelog, target: FakeTarget, ledger: FakeLedger, **kw: Any) -> Loader:
     store = FakeStore({k: 10 for k in "abcdefg"} | {"empty": 0})
     return Loader(changelog=changelog, store=store, reader=FakeReader, target=target, ledger=ledger,
-                  caps=Caps(2, 10**6), **kw)
+                  **{"caps": Caps(2, 10**6)} | kw)
 
 
 def loaded_rows(target: FakeTarget) -> Counter[str]:
-    return Counter(o.obj.key for _, outs in target.commits for o in outs if o.status == "loaded" and o.rows)
+    """Objects present in the target: loads count once each, a removal takes the key out."""
+    present: Counter[str] = Counter()
+    for _, outs in target.commits:
+        for o in outs:
+            if o.status == "loaded" and o.rows:
+                present[o.obj.key] += 1
+            elif o.status == "removed":
+                present.pop(o.obj.key, None)
+    return present
 
 
 @pytest.mark.parametrize("step", CRASH_POINTS)
@@ -172,3 +204,26 @@ def test_latest_is_resolved_once_so_later_events_load() -> None:
     changelog.add("c")
     make(changelog, target, ledger, on_missing_checkpoint="latest").drain()
     assert loaded_rows(target) == {"b": 1, "c": 1}
+
+
+def test_removals_delete_rows_in_changelog_order_and_a_recreated_object_loads_again() -> None:
+    """--on-delete remove-rows: a batch holds only creations or only removals, so a removal
+    never lands before the load it follows; the same version re-created loads again."""
+    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog.add("a", "b", "-a", "c")
+    loader = make(changelog, target, ledger, caps=Caps(10, 10**6, split_removals=True))
+    summary = loader.drain()
+    assert summary.batches == 3 and summary.statuses["removed"] == 1
+    assert loaded_rows(target) == {"b": 1, "c": 1}
+    assert [o.status for o in target.commits[1][1]] == ["removed"] and target.commits[1][1][0].rows == 1
+    changelog.add("a")  # the same object version, uploaded again after its removal
+    make(changelog, target, ledger, caps=Caps(10, 10**6, split_removals=True)).drain()
+    assert loaded_rows(target) == {"a": 1, "b": 1, "c": 1}
+
+
+def test_append_only_keeps_rows_of_removed_objects() -> None:
+    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog.add("a", "-a", "b")
+    make(changelog, target, ledger).drain()
+    assert loaded_rows(target) == {"b": 1}  # newest event of a is its removal: nothing to load
+    assert {o.obj.key: o.status for _, o in ledger.rows} == {"a": "filtered", "b": "loaded"}
