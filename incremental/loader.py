@@ -9,11 +9,12 @@ visible; after it the checkpoint has moved and the ledger is repaired from the c
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lakeinlet.errors import CommitConflict, TerminalError
@@ -90,6 +91,7 @@ class Loader:
     on_missing_checkpoint: str = "earliest"
     crash_at: str | None = None
     clock: Callable[[], float] = time.monotonic
+    _writing: bool = field(default=False, init=False, repr=False)
 
     def _crash(self, step: str) -> None:
         if self.crash_at == step:
@@ -123,6 +125,22 @@ class Loader:
         Raises:
             CommitConflict: another loader committed first (nothing of this batch is visible).
         """
+        if not self._writing:
+            with self._held():
+                return self._batch()
+        return self._batch()
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        """What the target holds while this loader writes (once per run; see TargetPort.writing)."""
+        with self.target.writing():
+            self._writing = True
+            try:
+                yield
+            finally:
+                self._writing = False
+
+    def _batch(self) -> BatchReport | None:
         t0, seconds = self.clock(), {}
         start = self.start()
         plan = self.plan(start)
@@ -195,7 +213,7 @@ class Loader:
 
     def drain(self, max_batches: int = 0, progress: Callable[[BatchReport], None] | None = None) -> Summary:
         """Run batches until the changelog is caught up (or `max_batches`)."""
-        with self.target.writing():
+        with self._held():
             return self._drain(max_batches, progress)
 
     def _drain(self, max_batches: int, progress: Callable[[BatchReport], None] | None) -> Summary:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import socket
 import threading
@@ -27,6 +28,7 @@ from botocore.exceptions import ClientError
 
 from lakeinlet.errors import TerminalError, TransientError
 
+log = logging.getLogger("lakeinlet.lease")
 PRECONDITION = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
 
 
@@ -115,8 +117,12 @@ class S3Lease:
         Raises:
             LeaseHeld: still held by another loader after the wait.
         """
-        deadline = self.clock() + wait_seconds
+        deadline, said = self.clock() + wait_seconds, False
         while (other := self._try()) is not None:
+            if not said:
+                log.info("waiting for the writer lease s3://%s/%s held by %s", self.bucket, self.key,
+                         other.holder)
+                said = True
             if self.clock() >= deadline:
                 raise LeaseHeld(f"another loader ({other.holder}) holds the writer lease "
                                 f"s3://{self.bucket}/{self.key} until "
@@ -163,6 +169,7 @@ class LocalLease:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.path, self.sleep, self.clock = path, sleep, clock
         self._fd: int | None = None
+        self._waited: set[int] = set()
 
     def acquire(self, wait_seconds: float) -> None:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
@@ -174,6 +181,9 @@ class LocalLease:
                 self._fd = fd
                 return
             except BlockingIOError:
+                if self._fd is None and fd not in self._waited:
+                    log.info("waiting for the writer lock %s held by another loader", self.path)
+                    self._waited.add(fd)
                 if self.clock() >= deadline:
                     os.close(fd)
                     raise LeaseHeld(f"another loader holds the writer lock {self.path}; one writer "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
@@ -15,10 +16,12 @@ from lakeinlet.aws import AwsSection, client, storage_options
 from lakeinlet.changelog import DeltaChangelog
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.settings import LoaderConfig, PlanSection, ReadSection, RunSection, TablesSection
+from lakeinlet.incremental.targets.iceberg_catalog import IcebergSection
 from lakeinlet.incremental.wiring import Parts, build
 from lakeinlet.samples import SCHEMA_DDL, SampleFile
 from lakeinlet.spark import SparkSection
 from tests.conftest import unique
+from tests.spark.conftest import ICEBERG_URI_ENV
 
 
 def put(s3: Any, bucket: str, key: str, body: bytes) -> ObjectEvent:
@@ -41,12 +44,15 @@ def record(changelog: DeltaChangelog, events: Sequence[ObjectEvent]) -> int:
 
 
 def make_config(aws: AwsSection, lake: str, fmt: str = "parquet", schema: str | None = SCHEMA_DDL,
-                **plan: Any) -> LoaderConfig:
-    tables = TablesSection(changelog=f"s3a://{lake}/changelog", table=f"s3a://{lake}/orders")
+                target_format: str = "delta", table: str | None = None, **plan: Any) -> LoaderConfig:
+    """A loader config for a lake bucket (target `s3a://<lake>/orders` unless `table` says)."""
+    tables = TablesSection(changelog=f"s3a://{lake}/changelog", table=table or f"s3a://{lake}/orders",
+                           target_format=target_format)
     read = ReadSection(source_format=fmt, schema=schema,
                        read_option=("header=true",) if fmt == "csv" else ())
+    iceberg = IcebergSection(iceberg_catalog_uri=os.environ.get(ICEBERG_URI_ENV))
     return LoaderConfig(tables=tables, read=read, plan=replace(PlanSection(), **plan),
-                        run=RunSection(), spark=SparkSection(master="local[2]"), aws=aws)
+                        run=RunSection(), iceberg=iceberg, spark=SparkSection(master="local[2]"), aws=aws)
 
 
 def new_lake(aws: AwsSection) -> tuple[str, str, Any]:
@@ -63,9 +69,27 @@ def parts(config: LoaderConfig, spark: Any) -> Parts:
 
 
 def target_rows(parts_: Parts) -> pa.Table:
-    """The target's rows as delta-rs reads them (through a dataset, not to_pyarrow_table)."""
-    dt = DeltaTable(parts_.target.uri, storage_options=storage_options(parts_.config.aws, parts_.target.uri))
+    """The target's rows as another engine reads them: delta-rs, hudi-rs or pyiceberg (not the
+    Spark that wrote them)."""
+    target, aws = parts_.target, parts_.config.aws
+    if target.format == "hudi":
+        t = target.table()
+        got = pa.Table.from_batches(t.read()) if t is not None else pa.table({})
+        return got.drop_columns([c for c in got.column_names if c.startswith("_hoodie_")])
+    if target.format == "iceberg":
+        t = target.table()
+        return t.scan().to_arrow() if t is not None else pa.table({})
+    dt = DeltaTable(target.uri, storage_options=storage_options(aws, target.uri))
     return dt.to_pyarrow_dataset().to_table()
+
+
+def spark_rows(spark: Any, parts_: Parts) -> Any:
+    """The target as Spark reads it with the format's own reader (Delta through delta-spark)."""
+    target = parts_.target
+    if target.format == "iceberg":
+        return spark.table(target.catalog.spark_name)
+    uri = "s3a://" + target.uri[len("s3://"):] if target.uri.startswith("s3://") else target.uri
+    return spark.read.format(target.format).load(uri)
 
 
 def ledger_rows(parts_: Parts) -> list[dict[str, Any]]:
