@@ -27,6 +27,7 @@ from urllib.parse import urlparse
 from botocore.exceptions import ClientError
 
 from lakeinlet.errors import TerminalError, TransientError
+from lakeinlet.logs import event
 
 log = logging.getLogger("lakeinlet.lease")
 PRECONDITION = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
@@ -120,8 +121,7 @@ class S3Lease:
         deadline, said = self.clock() + wait_seconds, False
         while (other := self._try()) is not None:
             if not said:
-                log.info("waiting for the writer lease s3://%s/%s held by %s", self.bucket, self.key,
-                         other.holder)
+                event(log, "lease_wait", lease=f"s3://{self.bucket}/{self.key}", holder=other.holder)
                 said = True
             if self.clock() >= deadline:
                 raise LeaseHeld(f"another loader ({other.holder}) holds the writer lease "
@@ -182,7 +182,7 @@ class LocalLease:
                 return
             except BlockingIOError:
                 if self._fd is None and fd not in self._waited:
-                    log.info("waiting for the writer lock %s held by another loader", self.path)
+                    event(log, "lease_wait", lease=self.path, holder="another loader on this machine")
                     self._waited.add(fd)
                 if self.clock() >= deadline:
                     os.close(fd)

@@ -61,6 +61,13 @@ data "aws_iam_policy_document" "event_source" {
     resources = [local.queue_arn]
   }
 
+  # --poison dlq: a message that is not an event is sent to the DLQ at once, then deleted.
+  statement {
+    sid       = "MovePoisonToDLQ"
+    actions   = ["sqs:SendMessage", "sqs:GetQueueUrl"]
+    resources = [aws_sqs_queue.dlq.arn]
+  }
+
   statement {
     sid       = "ReadWriteChangelog"
     actions   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]

@@ -169,6 +169,7 @@ class Probe:
 
     bucket: str
     queue_url: str
+    dlq_url: str
     other_bucket: str
     other_queue_url: str
     notified_key: str = SOURCE_PREFIX + "probe.jsonl"
@@ -180,7 +181,7 @@ def probe(applied: Applied) -> Probe:
     s3, sqs = applied.client("s3"), applied.client("sqs")
     other_bucket = unique("tf-other")
     s3.create_bucket(Bucket=other_bucket)
-    p = Probe(applied.bucket, applied.out["queue_url"], other_bucket,
+    p = Probe(applied.bucket, applied.out["queue_url"], applied.out["dlq_url"], other_bucket,
               sqs.create_queue(QueueName=unique("tf-other"))["QueueUrl"])
     for bucket, key in [(p.bucket, p.notified_key), (p.bucket, p.unnotified_key),
                         (other_bucket, p.notified_key)]:
@@ -194,9 +195,10 @@ def test_event_source_policy_allows_only_its_queue_and_changelog(applied: Applie
                    applied.out["event_source_policy_arn"]) as keys:
         sqs, s3 = (signed_client(s, applied.endpoint, keys) for s in ("sqs", "s3"))
         seen = _event_source_outcomes(sqs, s3, applied.endpoint, probe)
-    allowed = {"receive", "get queue attributes", "change visibility", "delete", "write the changelog"}
+    allowed = {"receive", "get queue attributes", "change visibility", "delete", "write the changelog",
+               "move a poison message to the DLQ"}
     assert seen == {name: "allowed" if name in allowed else "denied" for name in seen}
-    assert len(seen) == 11
+    assert len(seen) == 12
 
 
 def _event_source_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> dict[str, str]:
@@ -211,6 +213,8 @@ def _event_source_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> di
         "write the changelog": lambda: s3.put_object(
             Bucket=probe.bucket, Key="lakeinlet/changelog/_probe", Body=b"x"),
         "send to the queue": lambda: sqs.send_message(QueueUrl=q, MessageBody="{}"),
+        "move a poison message to the DLQ": lambda: sqs.send_message(QueueUrl=probe.dlq_url,
+                                                                     MessageBody="{}"),
         "receive from another queue": lambda: sqs.receive_message(
             QueueUrl=probe.other_queue_url, WaitTimeSeconds=0),
         "purge the queue": lambda: sqs.purge_queue(QueueUrl=q),
