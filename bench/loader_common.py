@@ -21,22 +21,25 @@ from lakeinlet.changelog import DeltaChangelog  # noqa: E402
 from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer  # noqa: E402
 from lakeinlet.events import ObjectEvent, ReceivedEvent  # noqa: E402
 from lakeinlet.incremental.settings import LoaderConfig, PlanSection, ReadSection, TablesSection  # noqa: E402
+from lakeinlet.incremental.targets import SparkNeeds, every_format  # noqa: E402
+from lakeinlet.incremental.targets.iceberg_catalog import IcebergSection  # noqa: E402
 from lakeinlet.samples import SCHEMA_DDL  # noqa: E402
 from lakeinlet.spark import SparkSection, get_session  # noqa: E402
 
 
 @contextmanager
-def stack() -> Iterator[tuple[MotoServer, AwsSection, Any]]:
-    """A moto server, its AwsSection and a Spark session wired to it (s3a)."""
+def stack(every: bool = False) -> Iterator[tuple[MotoServer, AwsSection, Any]]:
+    """A moto server, its AwsSection and a Spark session wired to it (s3a; `every`: able to
+    write every target format, as the tests' session)."""
     for k, v in TEST_CREDENTIALS.items():
         os.environ[k] = v
     os.environ["PYSPARK_PYTHON"] = sys.executable
     with MotoServer() as server:
         aws = AwsSection(endpoint_url=server.endpoint)
         jars = os.environ.get("LAKEINLET_JARS") or str(ROOT / ".jars")
+        needs = every_format() if every else SparkNeeds()
         spark = get_session(SparkSection(master="local[2]", jars=jars, shuffle_partitions=4),
-                            server.endpoint, "lakeinlet-bench", ["s3a"])
-        spark.sparkContext.setLogLevel("ERROR")
+                            server.endpoint, "lakeinlet-bench", ["s3a", *needs.groups], needs.conf)
         try:
             yield server, aws, spark
         finally:
@@ -70,10 +73,13 @@ def record(changelog: DeltaChangelog, events: Sequence[ObjectEvent]) -> int:
                             {"poll_batch": batch})
 
 
-def loader_config(aws: AwsSection, lake: str, table: str, fmt: str = "parquet", **plan: Any) -> LoaderConfig:
-    return LoaderConfig(tables=TablesSection(changelog=f"s3a://{lake}/changelog", table=f"s3a://{lake}/{table}"),
-                        read=ReadSection(source_format=fmt, schema=SCHEMA_DDL),
-                        plan=PlanSection(**plan), aws=aws)
+def loader_config(aws: AwsSection, lake: str, table: str, fmt: str = "parquet", target: str = "delta",
+                  iceberg_uri: str | None = None, **plan: Any) -> LoaderConfig:
+    tables = TablesSection(changelog=f"s3a://{lake}/changelog", table=f"s3a://{lake}/{table}",
+                           target_format=target)
+    return LoaderConfig(tables=tables, read=ReadSection(source_format=fmt, schema=SCHEMA_DDL),
+                        plan=PlanSection(**plan), iceberg=IcebergSection(iceberg_catalog_uri=iceberg_uri),
+                        aws=aws)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

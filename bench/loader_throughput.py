@@ -1,10 +1,13 @@
-"""Benchmark (a): loader throughput (files/s, MB/s) beside plain `spark.read…write.parquet` of the
-same objects, measured in the same run on moto over s3a.
-Run: `python bench/loader_throughput.py [--quick]`."""
+"""Benchmark (a): loader throughput (files/s, MB/s) per target format, beside a plain Spark write
+of the same objects into the same format (`spark.read.parquet(...)` → Delta through delta-spark,
+Hudi's datasource, Iceberg's `writeTo().append()`), measured in the same run on moto over s3a.
+Run: `python bench/loader_throughput.py [--quick] [--formats delta,hudi,iceberg]`."""
 
 from __future__ import annotations
 
 import argparse
+import tempfile
+from typing import Any
 
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 
@@ -12,33 +15,56 @@ from lakeinlet.incremental.wiring import build
 from lakeinlet.samples import SCHEMA_DDL, make_files
 
 
+def plain_write(spark: Any, fmt: str, paths: list[str], lake: str) -> float:
+    """Seconds for the plain Spark read + write of the objects in `fmt` (no lakeinlet)."""
+    df = spark.read.schema(SCHEMA_DDL).parquet(*paths)
+    if fmt == "delta":
+        return timed(lambda: df.write.format("delta").mode("append").save(f"s3a://{lake}/plain"))[0]
+    if fmt == "hudi":
+        opts = {"hoodie.table.name": "plain", "hoodie.datasource.write.operation": "insert"}
+        return timed(lambda: df.write.format("hudi").options(**opts).mode("append").save(f"s3a://{lake}/plain"))[0]
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeinlet.bench")
+    table = f"lakeinlet.bench.plain_{lake.replace('-', '_')}"
+    return timed(lambda: df.writeTo(table).tableProperty("location", f"s3a://{lake}/plain").create())[0]
+
+
+def run_format(spark: Any, aws: Any, fmt: str, files: list[Any],
+               iceberg_uri: str) -> tuple[float, float, int]:
+    landing, lake = bucket(aws, "land"), bucket(aws, "lake")
+    events = put_many(aws, landing, [(f.key, f.body) for f in files])
+    paths = [f"s3a://{landing}/{f.key}" for f in files]
+    spark.read.schema(SCHEMA_DDL).parquet(paths[0]).count()  # JVM and s3a warm-up
+    parts = build(loader_config(aws, lake, "orders", target=fmt, iceberg_uri=iceberg_uri,
+                                max_files=10_000), spark)
+    if fmt == "iceberg":
+        parts.target.session()  # configures the `lakeinlet` catalog the plain write uses too
+    base_s = plain_write(spark, fmt, paths, lake)
+    record(parts.changelog, events)
+    load_s, summary = timed(lambda: parts.loader().drain())
+    assert summary.statuses["loaded"] == len(files), summary
+    return base_s, load_s, summary.batches
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller files")
     ap.add_argument("--files", type=int, default=0)
     ap.add_argument("--rows", type=int, default=0, help="rows per file")
+    ap.add_argument("--formats", default="delta,hudi,iceberg")
     args = ap.parse_args()
     n = args.files or (40 if args.quick else 300)
     rows = args.rows or (2000 if args.quick else 20000)
-    with stack() as (_, aws, spark):
-        landing, lake = bucket(aws, "land"), bucket(aws, "lake")
-        files = make_files("parquet", n, rows)
-        events = put_many(aws, landing, [(f.key, f.body) for f in files])
-        mb = sum(len(f.body) for f in files) / 1e6
-        paths = [f"s3a://{landing}/{f.key}" for f in files]
-        spark.read.schema(SCHEMA_DDL).parquet(paths[0]).count()  # JVM and s3a warm-up
-        base_s, _ = timed(lambda: spark.read.schema(SCHEMA_DDL).parquet(*paths)
-                          .write.mode("overwrite").parquet(f"s3a://{lake}/plain"))
-        parts = build(loader_config(aws, lake, "orders", max_files=10_000), spark)
-        record(parts.changelog, events)
-        load_s, summary = timed(lambda: parts.loader().drain())
-        assert summary.statuses["loaded"] == n, summary
-        print(f"objects: {n} parquet files, {rows} rows each, {mb:.1f} MB")
-        print(f"plain spark.read.parquet → write.parquet: {base_s:.2f} s  "
-              f"{n / base_s:.1f} files/s  {mb / base_s:.2f} MB/s")
-        print(f"lakeinlet loader (plan+HEAD+read+write+stats+commit+ledger): {load_s:.2f} s  "
-              f"{n / load_s:.1f} files/s  {mb / load_s:.2f} MB/s  in {summary.batches} batch(es)")
-        print(f"ratio loader/plain time: {load_s / base_s:.2f}x")
+    files = make_files("parquet", n, rows)
+    mb = sum(len(f.body) for f in files) / 1e6
+    print(f"objects: {n} parquet files, {rows} rows each, {mb:.1f} MB; moto over s3a, local[2]")
+    print(f"{'format':<8} {'plain s':>8} {'loader s':>9} {'plain MB/s':>11} {'loader MB/s':>12} "
+          f"{'loader/plain time':>18} {'batches':>8}")
+    with stack(every=True) as (_, aws, spark), tempfile.TemporaryDirectory() as tmp:
+        uri = f"jdbc:sqlite:{tmp}/catalog.db"
+        for fmt in args.formats.split(","):
+            base_s, load_s, batches = run_format(spark, aws, fmt, files, uri)
+            print(f"{fmt:<8} {base_s:>8.2f} {load_s:>9.2f} {mb / base_s:>11.2f} {mb / load_s:>12.2f} "
+                  f"{load_s / base_s:>17.2f}x {batches:>8}")
 
 
 if __name__ == "__main__":

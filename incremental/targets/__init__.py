@@ -25,6 +25,9 @@ HUDI_SESSION = {
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
 }
 """Session settings Hudi's Spark bundle needs (set by lakeinlet when the target is Hudi)."""
+HUDI_CLASS = ("org.apache.hudi.DefaultSource", "the Hudi Spark bundle")
+ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+ICEBERG_CLASS = ("org.apache.iceberg.spark.SparkCatalog", "the Iceberg Spark runtime")
 
 
 @dataclass(frozen=True)
@@ -76,15 +79,22 @@ def catalog_of(config: LoaderConfig) -> Any:
     return IcebergCatalog(config.iceberg, spark_uri(t.table or "", t.spark_scheme), config.aws)
 
 
+def every_format() -> SparkNeeds:
+    """One session that can write every format (tests, benchmarks, notebooks comparing formats;
+    a real run sets only its own): Hudi's settings, both session extensions, all jar groups
+    (`delta-spark` for interoperability checks)."""
+    extensions = ",".join([HUDI_SESSION["spark.sql.extensions"], ICEBERG_EXTENSION])
+    return SparkNeeds(["hudi", "iceberg", "delta-spark"], HUDI_SESSION | {"spark.sql.extensions": extensions},
+                      {"hudi": HUDI_CLASS, "iceberg": ICEBERG_CLASS,
+                       "delta-spark": ("io.delta.tables.DeltaTable", "Delta's own Spark engine")})
+
+
 def spark_needs(config: LoaderConfig) -> SparkNeeds:
     """Jar groups, session settings and required classes of the target format."""
     fmt = config.tables.target_format
     if fmt == "hudi":
-        return SparkNeeds(["hudi"], HUDI_SESSION, {"hudi": ("org.apache.hudi.DefaultSource",
-                                                            "the Hudi Spark bundle")})
+        return SparkNeeds(["hudi"], HUDI_SESSION, {"hudi": HUDI_CLASS})
     if fmt == "iceberg":
-        return SparkNeeds(["iceberg"], {
-            "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-            **catalog_of(config).spark_conf()},
-            {"iceberg": ("org.apache.iceberg.spark.SparkCatalog", "the Iceberg Spark runtime")})
+        return SparkNeeds(["iceberg"], {"spark.sql.extensions": ICEBERG_EXTENSION,
+                                        **catalog_of(config).spark_conf()}, {"iceberg": ICEBERG_CLASS})
     return SparkNeeds()

@@ -36,7 +36,9 @@ from lakeinlet.incremental.targets.delta import fallback_schema
 from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog
 from lakeinlet.incremental.targets.sidecar import OutcomeFiles
 
-STALE = ("Cannot fast-forward", "metadata refresh is required")
+CONCURRENT = ("Cannot fast-forward", "metadata refresh is required", "CommitFailedException")
+"""Iceberg's answers when another writer committed first (main moved, or the table's metadata
+changed under a branch operation)."""
 PROPERTIES = {"format-version": "2", "write.spark.accept-any-schema": "true",
               "write.metadata.delete-after-commit.enabled": "true",
               "write.metadata.previous-versions-max": "100"}
@@ -93,7 +95,9 @@ class IcebergTarget:
         checkpoint; one fast-forward publishes both."""
         base = self._base(None, start)
         where = tc.keys_sql(objs)
-        counts = self._branch(base).where(where).groupBy("_source_bucket", "_source_key").count().collect()
+        with concurrency(self.uri):
+            branch = self._branch(base)
+        counts = branch.where(where).groupBy("_source_bucket", "_source_key").count().collect()
         found = {(r[0], r[1]): int(r[2]) for r in counts}
         outcomes = tc.removal_outcomes(objs, decided, found)
         self.outcomes.put(batch_id, outcomes)
@@ -154,30 +158,26 @@ class IcebergTarget:
                  crash: Callable[[str], None] | None = None, delete_where: str | None = None) -> int:
         """Branch at `base`, [delete], append (rows or none) with `meta`, fast-forward main."""
         spark, name = self.session(), self.catalog.spark_name
-        empty = self._branch(base).limit(0)
-        if delete_where:
-            with commit_properties(spark, {"lakeinlet.operation": "remove-rows-staged"}):
-                spark.sql(f"DELETE FROM {name}.branch_{self.branch} WHERE {delete_where}")
-        df = data if data is not None else empty
-        w = df.writeTo(f"{name}.branch_{self.branch}").option("mergeSchema", "true") \
-            .option("check-ordering", "false")
-        for key, value in tc.prefixed(meta).items():
-            w = w.option(f"snapshot-property.{key}", value)
-        w.append()
+        with concurrency(self.uri):
+            empty = self._branch(base).limit(0)
+            if delete_where:
+                with commit_properties(spark, {"lakeinlet.operation": "remove-rows-staged"}):
+                    spark.sql(f"DELETE FROM {name}.branch_{self.branch} WHERE {delete_where}")
+            df = data if data is not None else empty
+            w = df.writeTo(f"{name}.branch_{self.branch}").option("mergeSchema", "true") \
+                .option("check-ordering", "false")
+            for key, value in tc.prefixed(meta).items():
+                w = w.option(f"snapshot-property.{key}", value)
+            w.append()
         if crash:
             crash("written")
         return self._fast_forward(meta)
 
     def _fast_forward(self, meta: dict[str, str]) -> int:
         name = self.catalog.spark_name  # qualified: a namespace may share the catalog's name
-        try:
+        with concurrency(self.uri):
             self.session().sql(f"CALL {self.catalog.name}.system.fast_forward('{name}', 'main', "
                                f"'{self.branch}')").collect()
-        except Exception as exc:
-            if any(s in str(exc) for s in STALE):
-                raise CommitConflict(f"commit to {self.uri} lost to a concurrent writer: main moved "
-                                     "since the checkpoint was read") from exc
-            raise
         head = self.commits(1)
         if not head or any(head[0].meta.get(k) != v for k, v in meta.items()):
             raise TerminalError(f"{self.uri}: fast-forward returned but main does not hold this commit")
@@ -224,6 +224,19 @@ class IcebergTarget:
         t = self.table()
         if t is not None and self.branch in t.metadata.refs:
             self.session().sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {self.branch}")
+
+
+@contextmanager
+def concurrency(uri: str) -> Iterator[None]:
+    """Iceberg's answers to a concurrent commit become CommitConflict: the loader re-plans from
+    the checkpoint the winner left (nothing of this batch reached main)."""
+    try:
+        yield
+    except Exception as exc:
+        if not any(s in str(exc) for s in CONCURRENT):
+            raise
+        said = next((ln for ln in str(exc).splitlines() if any(s in ln for s in CONCURRENT)), "")
+        raise CommitConflict(f"commit to {uri} lost to a concurrent writer: {said.strip()[:200]}") from exc
 
 
 @contextmanager

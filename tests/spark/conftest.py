@@ -16,17 +16,11 @@ from typing import Any
 import pytest
 
 from lakeinlet.emulator import MotoServer
-from lakeinlet.incremental.targets import HUDI_SESSION
+from lakeinlet.incremental.targets import every_format
 from lakeinlet.spark import REQUIRED_CLASSES, SparkSection, get_session
 
 JARS = os.environ.get("LAKEINLET_JARS") or str(Path(__file__).resolve().parents[2] / ".jars")
 ICEBERG_URI_ENV = "LAKEINLET__ICEBERG__ICEBERG_CATALOG_URI"
-EXTENSIONS = ("org.apache.spark.sql.hudi.HoodieSparkSessionExtension,"
-              "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-REQUIRED = REQUIRED_CLASSES | {
-    "hudi": ("org.apache.hudi.DefaultSource", "the Hudi Spark bundle"),
-    "iceberg": ("org.apache.iceberg.spark.SparkCatalog", "the Iceberg Spark runtime"),
-    "delta-spark": ("io.delta.tables.DeltaTable", "Delta's own Spark engine (interoperability tests)")}
 
 
 @pytest.fixture(scope="session")
@@ -41,8 +35,9 @@ def iceberg_catalog(tmp_path_factory: pytest.TempPathFactory) -> str:
 def spark(moto_server: MotoServer, iceberg_catalog: str) -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     section = SparkSection(master="local[2]", jars=JARS, shuffle_partitions=2)
-    conf = HUDI_SESSION | {"spark.sql.extensions": EXTENSIONS}
-    session = get_session(section, moto_server.endpoint, "lakeinlet-tests", list(REQUIRED), conf, REQUIRED)
+    needs = every_format()
+    session = get_session(section, moto_server.endpoint, "lakeinlet-tests", ["s3a", *needs.groups],
+                          needs.conf, REQUIRED_CLASSES | needs.required)
     yield session
     session.stop()
 
