@@ -89,3 +89,16 @@ def test_commit_from_a_stale_checkpoint_is_a_conflict(tmp_path: Path) -> None:
     _load(target, Position(-1), Position(0), "a")
     with pytest.raises(CommitConflict, match="another loader"):
         _load(target, Position(-1), Position(0), "a")
+
+
+def test_reset_refuses_versions_outside_the_changelog_and_to_latest_skips_on_purpose(tmp_path: Path) -> None:
+    from lakeinlet.errors import TerminalError
+
+    cl = _changelog(tmp_path, 3)  # versions 0..2
+    for bad in (3, 19, -1, -6):
+        with pytest.raises(TerminalError, match=r"the changelog holds versions 0\.\.2"):
+            ck.resolve(cl, bad, None)
+    with pytest.raises(TerminalError, match="in the future"):
+        ck.resolve(cl, None, datetime.now(UTC) + timedelta(days=1))
+    assert ck.resolve(cl, 0, None) == Position(-1) and ck.resolve(cl, 2, None) == Position(1)
+    assert ck.resolve(cl, None, None, to_latest=True) == Position(2)
