@@ -150,7 +150,8 @@ def run_notebook(kernel_specs: KernelSpecManager, kernel_env: None,
     def run(name: str, tag: str = "") -> Any:
         nb, elapsed = execute(name, kernel_specs, tag)
         with capsys.disabled():
-            print(f"\n[notebook time] {name} {tag}: {elapsed:.1f} s; slowest cells: {slowest(nb)}")
+            label = f"{name} ({tag})" if tag else name
+            print(f"\n[notebook time] {label}: {elapsed:.1f} s; slowest cells: {slowest(nb)}")
         return nb
     return run
 
