@@ -1,34 +1,50 @@
-"""What the operator notebooks look at: the changelog, the target's commit history, the ledger and
-the DLQ as pandas frames, and matplotlib figures of them. Nothing here writes to the pipeline's
-tables or queues (a DLQ peek does count as one receive of each message it shows).
+"""What the operator notebooks look at: the changelog, the target's commits (Delta, Hudi or
+Iceberg), the ledger and the DLQ as pandas frames, and matplotlib figures of them. Nothing here
+writes to the pipeline's tables or queues (a DLQ peek does count as one receive of each message).
 
 Needs the `notebooks` extra (pandas, matplotlib). Each `*_frame` reader has a pure counterpart
-(`*_from_*`) that tests feed with recorded values.
+(`*_from_*`) that tests feed with recorded values. The target-facing helpers live in
+`observe_targets`, the figures in `observe_plots`; both are re-exported here.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
-from lakeinlet.aws import AwsSection, client, delta_uri, storage_options
+from lakeinlet.aws import AwsSection, client, delta_uri
 from lakeinlet.changelog import CommitInfo, DeltaChangelog
+from lakeinlet.observe_plots import plot_changelog_commits, plot_lag, plot_load_batches
+from lakeinlet.observe_targets import (
+    BATCH_COLUMNS,
+    batches_from_commits,
+    counts_from_rows,
+    delta_query,
+    duplicates,
+    load_batches_frame,
+    local_catalog,
+    open_target,
+    table_counts,
+    target_flags,
+    target_frame,
+    target_rows,
+)
 
-META = "lakeinlet."
-OUTCOME_FIELDS = ("bucket", "key", "etag", "version_id", "size", "event_id", "event_time",
-                  "changelog_version", "status", "reason", "rows", "bad_records")
-"""The fields of one outcome in a load commit's `lakeinlet.outcomes` metadata (in order)."""
+__all__ = [
+    "BATCH_COLUMNS", "batches_from_commits", "changelog_commits_frame", "changelog_rows",
+    "commits_from_infos", "counts_from_rows", "dlq_from_messages", "dlq_messages", "duplicates",
+    "lag_frame", "lag_from", "lag_summary", "load_batches_frame", "local_catalog", "local_env",
+    "open_target", "plot_changelog_commits", "plot_lag", "plot_load_batches", "poison_reason",
+    "quarantined", "quarantined_from_ledger", "read_table", "stop_spark", "table_counts",
+    "target_flags", "target_frame", "target_rows"]
 
 
 def local_env(repo: Path | None = None) -> dict[str, str]:
@@ -51,7 +67,6 @@ def local_env(repo: Path | None = None) -> dict[str, str]:
     return done
 
 
-
 def stop_spark() -> bool:
     """Stop the Spark session the loader started in this process, and drop the JVM's cached
     s3a filesystems (they remember the emulator's port), so a re-run against a new emulator in
@@ -65,30 +80,13 @@ def stop_spark() -> bool:
     spark.stop()
     return True
 
-# ---- tables -----------------------------------------------------------------------------------
+
+# ---- lakeinlet's own Delta tables: changelog, ledger, quarantine ------------------------------
 
 def read_table(uri: str, aws: AwsSection, sql: str = "SELECT * FROM t") -> pd.DataFrame:
-    """Run `sql` over the Delta table at `uri` (registered as `t`) with delta-rs; no Spark."""
-    from deltalake import DeltaTable, QueryBuilder
-
-    uri = delta_uri(uri)
-    dt = DeltaTable(uri, storage_options=storage_options(aws, uri))
-    return pa.table(QueryBuilder().register("t", dt).execute(sql).read_all()).to_pandas()
-
-
-def duplicates(uri: str, aws: AwsSection, key: str) -> int:
-    """How many values of `key` occur in more than one row of the table (0 = no duplicates)."""
-    sql = f"SELECT count(*) AS n FROM (SELECT {key} FROM t GROUP BY {key} HAVING count(*) > 1) d"
-    return int(read_table(uri, aws, sql)["n"].iloc[0])
-
-
-def table_counts(uri: str, aws: AwsSection, key: str) -> dict[str, int]:
-    """Rows, distinct `key` values, keys held by more than one row, and source objects."""
-    sql = (f"SELECT count(*) AS rows, count(DISTINCT {key}) AS keys, "
-           "count(DISTINCT _source_key) AS objects FROM t")
-    got = read_table(uri, aws, sql).iloc[0]
-    return {"rows": int(got["rows"]), "keys": int(got["keys"]),
-            "duplicates": duplicates(uri, aws, key), "objects": int(got["objects"])}
+    """Run `sql` over the Delta table at `uri` (registered as `t`) with delta-rs; no Spark. For
+    lakeinlet's own tables (changelog, ledger, quarantine); a target of any format: `target_frame`."""
+    return delta_query(uri, aws, sql).to_pandas()
 
 
 def changelog_rows(uri: str, aws: AwsSection, after: int = -1, until: int | None = None) -> pd.DataFrame:
@@ -135,80 +133,18 @@ def commits_from_infos(commits: Sequence[CommitInfo]) -> pd.DataFrame:
     return frame
 
 
-# ---- load batches (the target's commit history) -------------------------------------------------
-
-BATCH_COLUMNS = ["version", "timestamp", "operation", "batch", "start", "position", "objects",
-                 "loaded", "not_loaded", "rows", "source_bytes", "data_files", "data_bytes", "reason"]
-
-
-def load_batches_frame(table_uri: str, aws: AwsSection, app_id: str | None = None) -> pd.DataFrame:
-    """One row per loader commit of the target (loads and checkpoint resets), oldest first:
-    objects, rows and source bytes from the commit's outcomes; data files and bytes the batch
-    added (from the table's current files)."""
-    from deltalake import DeltaTable
-
-    uri = delta_uri(table_uri)
-    dt = DeltaTable(uri, storage_options=storage_options(aws, uri))
-    adds = pa.table(dt.get_add_actions(flatten=True))
-    return batches_from_history(dt.history(), adds.to_pylist(), app_id)
-
-
-def batches_from_history(history: Iterable[dict[str, Any]], add_actions: Iterable[dict[str, Any]],
-                         app_id: str | None = None) -> pd.DataFrame:
-    files: dict[str, list[int]] = {}
-    for add in add_actions:
-        batch = add.get("min._ingest_batch") or _batch_folder(str(add["path"]))
-        files.setdefault(str(batch), []).append(int(add["size_bytes"]))
-    rows = [_batch_row(h, files) for h in history if META + "operation" in h
-            and (app_id is None or h.get(META + "app_id") == app_id)]
-    frame = pd.DataFrame(rows, columns=BATCH_COLUMNS).sort_values("version").reset_index(drop=True)
-    frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
-    return frame
-
-
-def _batch_folder(path: str) -> str:
-    """`data/<batch id>/…`: the folder the loader's Spark write uses for one batch."""
-    parts = path.split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == "data" else ""
-
-
-def _batch_row(h: dict[str, Any], files: dict[str, list[int]]) -> dict[str, Any]:
-    listed = json.loads(h.get(META + "outcomes", "[]"))
-    outcomes = [dict(zip(OUTCOME_FIELDS, o, strict=False)) for o in listed]
-    batch = h.get(META + "batch", "")
-    sizes = files.get(batch, []) if batch else []
-    loaded = sum(o["status"] == "loaded" for o in outcomes)
-    return {"version": int(h["version"]), "timestamp": _ms(h["timestamp"]),
-            "operation": h[META + "operation"], "batch": batch,
-            "start": _position(h.get(META + "start")), "position": _position(h.get(META + "position")),
-            "objects": len(outcomes), "loaded": loaded, "not_loaded": len(outcomes) - loaded,
-            "rows": sum(int(o["rows"]) for o in outcomes),
-            "source_bytes": sum(int(o["size"] or 0) for o in outcomes),
-            "data_files": len(sizes), "data_bytes": sum(sizes), "reason": h.get(META + "reason", "")}
-
-
-def _position(text: str | None) -> str:
-    """A checkpoint position as `checkpoint show` prints it: `version` or `version+offset`."""
-    if not text:
-        return ""
-    doc = json.loads(text)
-    return f"{doc['complete']}" + (f"+{doc['offset']}" if doc.get("offset") else "")
-
-
-def _ms(value: Any) -> datetime:
-    return datetime.fromtimestamp(int(value) / 1000, UTC)
-
-
 # ---- lag: event time → loaded time, per object ---------------------------------------------------
 
-def lag_frame(table_uri: str, changelog_uri: str, aws: AwsSection,
-              ledger_uri: str | None = None) -> pd.DataFrame:
+def lag_frame(table_uri: str, changelog_uri: str, aws: AwsSection, ledger_uri: str | None = None,
+              target_format: str = "delta", **options: Any) -> pd.DataFrame:
     """Per loaded object: when S3 emitted the event, when the event source received it, when
-    the changelog commit and the target commit holding it happened, and the seconds between."""
-    ledger = read_table(ledger_uri or delta_uri(table_uri).rstrip("/") + "_ledger", aws)
+    the changelog commit and the target commit holding it happened, and the seconds between.
+    `options`: the table's loader settings, as for `load_batches_frame`."""
+    ledger_uri = ledger_uri or options.get("ledger") or delta_uri(table_uri).rstrip("/") + "_ledger"
+    ledger = read_table(ledger_uri, aws)
     changelog = read_table(changelog_uri, aws, "SELECT event_id, received_at FROM t")
     commits = changelog_commits_frame(changelog_uri, aws)
-    batches = load_batches_frame(table_uri, aws)
+    batches = load_batches_frame(table_uri, aws, target_format, **({"ledger": ledger_uri} | options))
     return lag_from(ledger, changelog, commits, batches)
 
 
@@ -269,6 +205,10 @@ def dlq_from_messages(messages: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["message_id", "sent_at", "receive_count", "reason", "body"])
 
 
+def _ms(value: Any) -> datetime:
+    return datetime.fromtimestamp(int(value) / 1000, UTC)
+
+
 def poison_reason(body: str, message_id: str = "?") -> str:
     """What the event source's envelope parser says about a message ("" if it parses)."""
     from lakeinlet.errors import EnvelopeError
@@ -279,73 +219,3 @@ def poison_reason(body: str, message_id: str = "?") -> str:
     except EnvelopeError as exc:
         return str(exc)
     return ""
-
-
-# ---- figures -----------------------------------------------------------------------------------------
-
-def plot_changelog_commits(commits: pd.DataFrame) -> Figure:
-    """Events per changelog commit over time (one bar per commit, labelled with its version)."""
-    fig = Figure(figsize=(8, 3), layout="constrained")
-    ax = fig.subplots()
-    t = commits["timestamp"].dt.tz_convert(None)
-    width = _bar_width(t)
-    ax.bar(t, commits["events"], width=width, color="tab:blue")
-    for when, n, v in zip(t, commits["events"], commits["version"], strict=True):
-        ax.annotate(f"v{v}", (when, n), ha="center", va="bottom", fontsize=8)
-    ax.set(title="Changelog: events per commit", xlabel="commit time (UTC)", ylabel="events")
-    ax.margins(y=0.2)
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.autofmt_xdate()
-    return fig
-
-
-def _bar_width(t: pd.Series) -> float:
-    """A bar width in days: a third of the smallest gap between commits (at least 0.2 s)."""
-    gaps = t.sort_values().diff().dropna().dt.total_seconds()
-    seconds = max(float(gaps[gaps > 0].min()) / 3 if (gaps > 0).any() else 1.0, 0.2)
-    return seconds / 86_400
-
-
-def plot_load_batches(batches: pd.DataFrame) -> Figure:
-    """Per load commit: source objects (loaded / not loaded) and bytes read beside the data files
-    and bytes written. Resets and empty re-reads show as zero-height groups."""
-    loads = batches[batches["operation"] == "load"].reset_index(drop=True)
-    fig = Figure(figsize=(9, 3.5), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    x, w = loads.index.to_numpy(), 0.38
-    left.bar(x - w / 2, loads["loaded"], w, color="tab:blue", label="objects loaded")
-    left.bar(x - w / 2, loads["not_loaded"], w, bottom=loads["loaded"], color="tab:red",
-             label="objects not loaded")
-    left.bar(x + w / 2, loads["data_files"], w, color="tab:orange", label="data files written")
-    left.set(title="Files per load batch", ylabel="files")
-    right.bar(x - w / 2, loads["source_bytes"] / 1024, w, color="tab:blue", label="source KiB read")
-    right.bar(x + w / 2, loads["data_bytes"] / 1024, w, color="tab:orange", label="Parquet KiB written")
-    right.set(title="Bytes per load batch", ylabel="KiB")
-    for ax in (left, right):
-        ax.set_xticks(x, [f"v{v}" for v in loads["version"]])
-        ax.set_xlabel("target version")
-        ax.margins(y=0.25)
-        ax.legend(fontsize=8)
-    left.yaxis.set_major_locator(MaxNLocator(integer=True))
-    left.set_ylim(0, max([1, *loads["objects"], *loads["data_files"]]) * 1.3)  # room for the legend
-    return fig
-
-
-def plot_lag(lag: pd.DataFrame) -> Figure:
-    """The end-to-end lag distribution, and where the time went (queue, changelog, load)."""
-    fig = Figure(figsize=(9, 3.5), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    s = lag["lag_s"].dropna()
-    left.hist(s, bins=min(20, max(5, s.size)), color="tab:blue")
-    if not s.empty:
-        for q, style in ((0.5, "--"), (0.95, ":")):
-            left.axvline(s.quantile(q), color="black", linestyle=style, label=f"p{int(q * 100)}")
-        left.legend(fontsize=8)
-    left.set(title="Lag: event time → loaded", xlabel="seconds", ylabel="objects")
-    left.yaxis.set_major_locator(MaxNLocator(integer=True))
-    stages = ["queue_s", "changelog_s", "load_s"]
-    data = [lag[c].dropna() for c in stages]
-    right.boxplot(data, tick_labels=["S3 → received", "received → changelog", "changelog → target"])
-    right.set(title="Where the time went", ylabel="seconds")
-    right.tick_params(axis="x", labelsize=8)
-    return fig

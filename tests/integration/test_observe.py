@@ -1,12 +1,16 @@
-"""`lakeinlet.observe` against moto and the jobs' real adapters (changelog, target, ledger, SQS), no Spark."""
+"""`lakeinlet.observe` against moto and the jobs' real adapters (changelog, target, ledger, SQS), no Spark:
+where the loader would hand Spark's DataFrame to the Delta target, pyarrow writes the files."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
-from deltalake import write_deltalake
+from deltalake import DeltaTable, write_deltalake
 
 from lakeinlet import observe
 from lakeinlet.aws import AwsSection, client, storage_options
@@ -15,8 +19,8 @@ from lakeinlet.emulator import Stack
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.ledger import DeltaLedger
 from lakeinlet.incremental.model import CORRUPT, LOADED, Outcome, PlannedObject, Position
-from lakeinlet.incremental.ports import NOTHING_READ
-from lakeinlet.incremental.targets.delta import DeltaTarget
+from lakeinlet.incremental.ports import NOTHING_READ, ReadBatch
+from lakeinlet.incremental.targets.delta import LINEAGE_SCHEMA, DeltaTarget
 from tests.conftest import unique
 
 pytestmark = pytest.mark.integration
@@ -51,7 +55,7 @@ def lake(aws: AwsSection) -> dict[str, str]:
     target = DeltaTarget(uris["table"], aws, "lakeinlet-loader")
     version = target.commit(NOTHING_READ, Position(-1), Position(1), "batch-1", outcomes)
     DeltaLedger(uris["ledger"], aws, "lakeinlet-loader").append(outcomes, version, "batch-1")
-    target.commit_reset(Position(1), Position(0), "look again")
+    target.commit_position(Position(1), Position(0), "look again")
     return uris
 
 
@@ -94,3 +98,78 @@ def test_dlq_peek_leaves_the_messages_there(stack: Stack, aws: AwsSection) -> No
     attrs = sqs.get_queue_attributes(QueueUrl=stack.dlq_url, AttributeNames=["ApproximateNumberOfMessages"])
     assert attrs["Attributes"]["ApproximateNumberOfMessages"] == "2"
     assert first["receive_count"].tolist() == [1, 1] and second["receive_count"].tolist() == [2, 2]
+
+
+class ArrowFrame:
+    """The part of a Spark DataFrame the Delta target uses (`df.write.mode(…).partitionBy().parquet(uri)`),
+    done by pyarrow: one Parquet file per object, as Spark's tasks would write them."""
+
+    def __init__(self, parts: list[pa.Table], fs: Any) -> None:
+        self.parts, self.fs = parts, fs
+
+    @property
+    def write(self) -> ArrowFrame:
+        return self
+
+    def mode(self, _: str) -> ArrowFrame:
+        return self
+
+    def partitionBy(self, *_: str) -> ArrowFrame:  # Spark's name
+        return self
+
+    def parquet(self, uri: str) -> None:
+        folder = uri.split("://", 1)[1]
+        for i, part in enumerate(self.parts):
+            pq.write_table(part, f"{folder}/part-{i:05d}.parquet", filesystem=self.fs)
+
+
+def rows_of(ev: ReceivedEvent, ids: range, batch: str) -> pa.Table:
+    """The rows the loader would commit for one object: `ids` as order ids, with their lineage."""
+    e, n = ev.event, len(ids)
+    schema = pa.schema([("order_id", pa.int64()), *LINEAGE_SCHEMA])
+    return pa.table({"order_id": list(ids), "_source_bucket": [e.bucket] * n, "_source_key": [e.key] * n,
+                     "_source_etag": [e.etag] * n, "_source_event_time": [e.event_time] * n,
+                     "_ingest_batch": [batch] * n}, schema=schema)
+
+
+def load(target: DeltaTarget, ledger: DeltaLedger, start: Position, end: Position, batch: str,
+         objects: list[tuple[ReceivedEvent, range]]) -> None:
+    """One load batch through the Delta target's own commit: one data file per object."""
+    parts = [rows_of(ev, ids, batch) for ev, ids in objects]
+    read = ReadBatch(ArrowFrame(parts, target.fs), parts[0].schema, {}, {}, {})
+    outcomes = [Outcome(planned(ev, end.complete), LOADED, rows=len(ids)) for ev, ids in objects]
+    ledger.append(outcomes, target.commit(read, start, end, batch, outcomes), batch)
+
+
+def test_compaction_and_vacuum_change_no_load_batch(aws: AwsSection) -> None:
+    bucket = unique("lake")
+    client("s3", aws).create_bucket(Bucket=bucket)
+    uri = f"s3://{bucket}/t"
+    target = DeltaTarget(uri, aws, "lakeinlet-loader")
+    ledger = DeltaLedger(uri + "_ledger", aws, "lakeinlet-loader")
+    events = [received("land", k, i, "b0") for i, k in enumerate(KEYS)]
+    load(target, ledger, Position(-1), Position(0), "batch-1", [(events[0], range(0, 3)),
+                                                                 (events[1], range(10, 12))])
+    load(target, ledger, Position(0), Position(1), "batch-2", [(events[2], range(20, 24))])
+    before = observe.load_batches_frame(uri, aws)
+    assert before[["data_files", "rows"]].values.tolist() == [[2, 5], [1, 4]]
+    assert (before["data_bytes"] > 0).all()
+    dt = DeltaTable(uri, storage_options=storage_options(aws, uri))
+    assert dt.optimize.compact()["numFilesRemoved"] == 3
+    assert len(dt.vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)) == 3
+    assert len(DeltaTable(uri, storage_options=storage_options(aws, uri)).file_uris()) == 1
+    assert observe.load_batches_frame(uri, aws).equals(before)
+    assert observe.table_counts(uri, aws, "order_id") == {"rows": 9, "keys": 9, "duplicates": 0, "objects": 3}
+    assert sorted(observe.target_frame(uri, aws, columns=["order_id"])["order_id"]) == \
+        [0, 1, 2, 10, 11, 20, 21, 22, 23]
+
+
+@pytest.mark.parametrize("fmt", ["hudi", "iceberg"])
+def test_a_table_not_written_yet_has_no_batches(fmt: str, aws: AwsSection, tmp_path: Path) -> None:
+    bucket = unique("lake")
+    client("s3", aws).create_bucket(Bucket=bucket)
+    uri, catalog = f"s3a://{bucket}/t", observe.local_catalog(fmt, tmp_path)
+    frame = observe.load_batches_frame(uri, aws, fmt, **catalog)
+    assert frame.empty and frame.columns.tolist() == observe.BATCH_COLUMNS
+    with pytest.raises(FileNotFoundError, match=f"no {fmt} table there"):
+        observe.table_counts(uri, aws, "order_id", fmt, **catalog)

@@ -1,68 +1,138 @@
-"""`lakeinlet.observe` over recorded values: a real target history, an SQS receive, built frames."""
+"""`lakeinlet.observe` over recorded values: real targets' commits (Delta, Hudi, Iceberg), an SQS
+receive, built frames."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
 
 from lakeinlet import observe
+from lakeinlet.aws import AwsSection
 from lakeinlet.changelog import CommitInfo
+from lakeinlet.errors import ConfigError
+from lakeinlet.incremental.model import Outcome, TargetCommit
+from lakeinlet.incremental.targets import commits as tc
 
 pytestmark = pytest.mark.unit
 DATA = Path(__file__).resolve().parents[1] / "data" / "observe"
 T0 = datetime(2026, 11, 22, 4, 0, tzinfo=UTC)
+APP = "lakeinlet-loader"
+FOUR_BATCHES = "commits_delta_four_batches.json"
 
 
-def recorded_history() -> dict[str, Any]:
-    """A target written by the loader on moto: 4 load commits, one holding a corrupt object."""
-    return dict(json.loads((DATA / "target_history.json").read_text()))
+def recorded(name: str) -> tuple[list[TargetCommit], dict[int, list[Outcome]]]:
+    """A target's commits as its adapter returned them (newest first), and the outcomes of its
+    batches by version, read as the port's `batches_after(-1)` reads them (inline, or Iceberg's
+    outcome files)."""
+    doc = json.loads((DATA / name).read_text())
+    commits = [TargetCommit(c["version"], datetime.fromisoformat(c["timestamp"]), c["meta"], c["files"],
+                            c["bytes"]) for c in doc["commits"]]
+    sidecars = doc.get("sidecars") or {}
+
+    def from_sidecar(c: TargetCommit) -> list[Outcome]:
+        return [Outcome.from_list(v) for v in sidecars[c.meta["batch"]]]
+
+    found = tc.batches_after(commits, APP, -1, from_sidecar if sidecars else None)
+    return commits, {version: outcomes for version, _, outcomes in found}
 
 
-def reset_entry(version: int, reason: str = "re-check") -> dict[str, Any]:
-    return {"version": version, "timestamp": 1795321100000, "operation": "WRITE",
-            "lakeinlet.operation": "checkpoint-reset", "lakeinlet.app_id": "lakeinlet-loader",
-            "lakeinlet.start": '{"complete": 3, "format": 1, "offset": 0}',
-            "lakeinlet.position": '{"complete": 0, "format": 1, "offset": 0}', "lakeinlet.reason": reason}
+def reset_commit(version: int, reason: str = "re-check", app_id: str = APP) -> TargetCommit:
+    meta = {"operation": "checkpoint-reset", "app_id": app_id, "reason": reason,
+            "start": '{"complete": 3, "format": 1, "offset": 0}',
+            "position": '{"complete": 0, "format": 1, "offset": 0}'}
+    return TargetCommit(version, datetime(2026, 11, 22, 4, 18, 20, tzinfo=UTC), meta)
 
 
-def test_load_batches_from_a_recorded_history() -> None:
-    rec = recorded_history()
-    frame = observe.batches_from_history(rec["history"], rec["add_actions"])
+def test_load_batches_from_recorded_commits() -> None:
+    commits, outcomes = recorded(FOUR_BATCHES)
+    frame = observe.batches_from_commits(commits, outcomes)
     assert frame["version"].tolist() == [1, 2, 3, 4]  # the create commit (0) is not a batch
     assert frame["objects"].tolist() == [4, 4, 4, 1]
     assert frame["not_loaded"].tolist() == [0, 1, 0, 0]
     assert frame["rows"].tolist() == [20, 15, 20, 5]
     assert frame["source_bytes"].tolist() == [1814, 1431, 1865, 470]
     assert frame["data_files"].tolist() == [2, 2, 2, 1]
-    assert frame["data_bytes"].sum() == sum(a["size_bytes"] for a in rec["add_actions"])
+    assert frame["data_bytes"].tolist() == [6859, 6781, 6879, 3354]
+    assert frame["data_bytes"].sum() == 3432 + 3427 + 3427 + 3354 + 3445 + 3434 + 3354  # its add actions
     assert frame["start"].tolist() == ["-1", "0+1", "1+1", "2+2"]
     assert frame["position"].tolist() == ["0+1", "1+1", "2+2", "3"]
     assert str(frame["timestamp"].dt.tz) == "UTC"
 
 
-def test_files_are_matched_to_batches_by_folder_when_stats_are_missing() -> None:
-    rec = recorded_history()
-    adds = [{"path": a["path"], "size_bytes": a["size_bytes"]} for a in rec["add_actions"]]
-    frame = observe.batches_from_history(rec["history"], adds)
-    assert frame["data_files"].tolist() == [2, 2, 2, 1]
+COMPACTED = {  # format → target versions, data files and bytes of the 3 loads and the reset
+    "delta": ([1, 2, 3, 4], [2, 2, 0, 0], [6848, 6858, 0, 0]),
+    "hudi": ([20261123123649995, 20261123123700782, 20261123123710299, 20261123123712696],
+             [1, 1, 0, 0], [437664, 437669, 0, 0]),
+    "iceberg": ([2, 3, 4, 5], [2, 2, 0, 0], [7021, 7031, 0, 0]),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(COMPACTED))
+def test_every_format_gives_the_same_batches_after_compaction(fmt: str) -> None:
+    # Recorded by tests/spark/test_observe_formats.py: 3 loads, a reset, then the format's own
+    # compaction (Delta optimize + vacuum, Hudi clustering, Iceberg rewrite_data_files).
+    commits, outcomes = recorded(f"compacted_{fmt}.json")
+    frame = observe.batches_from_commits(commits, outcomes)
+    versions, files, size = COMPACTED[fmt]
+    assert frame["version"].tolist() == versions  # no create, optimize, vacuum or rewrite commit
+    assert frame["operation"].tolist() == ["load", "load", "load", "checkpoint-reset"]
+    assert frame[["objects", "loaded", "not_loaded", "rows"]].values.tolist() == \
+        [[2, 2, 0, 10], [2, 2, 0, 10], [1, 0, 1, 0], [0, 0, 0, 0]]
+    assert frame["source_bytes"].tolist() == [430 + 460, 460 + 464, 36, 0]  # the sample files, broken.jsonl
+    assert (frame["start"].tolist(), frame["position"].tolist()) == (["-1", "-1+2", "0+1", "1"],
+                                                                     ["-1+2", "0+1", "1", "0"])
+    assert (frame["data_files"].tolist(), frame["data_bytes"].tolist()) == (files, size)
+    assert frame["reason"].tolist() == ["", "", "", "look again"]
+    assert observe.batches_from_commits(commits, {})["objects"].sum() == 0  # outcomes come from the port
+
+
+def test_a_commit_that_did_not_record_its_files_says_so() -> None:
+    commits, outcomes = recorded(FOUR_BATCHES)
+    older = [replace(c, files=None, bytes=None) for c in commits]  # a Delta table of an older loader
+    frame = observe.batches_from_commits([reset_commit(5), *older], outcomes)
+    assert frame["data_files"].isna().tolist() == [True] * 4 + [False]
+    assert (frame["data_files"].iloc[-1], frame["data_bytes"].iloc[-1]) == (0, 0)  # a reset adds none
+    assert observe.plot_load_batches(frame).axes[0].patches[-1].get_height() == 0
 
 
 def test_resets_are_listed_with_their_reason_and_other_loaders_are_not() -> None:
-    rec = recorded_history()
-    history = [reset_entry(5, "late files"), *rec["history"]]
-    frame = observe.batches_from_history(history, rec["add_actions"], app_id="lakeinlet-loader")
+    commits, outcomes = recorded(FOUR_BATCHES)
+    history = [reset_commit(6, "other", "another"), reset_commit(5, "late files"), *commits]
+    frame = observe.batches_from_commits(history, outcomes, app_id=APP)
     last = frame.iloc[-1]
     assert (last["operation"], last["start"], last["position"], last["reason"]) == \
         ("checkpoint-reset", "3", "0", "late files")
     assert (last["objects"], last["rows"], last["data_files"]) == (0, 0, 0)
-    assert observe.batches_from_history(history, rec["add_actions"], app_id="another").empty
+    assert observe.batches_from_commits(history, outcomes, app_id="another")["version"].tolist() == [6]
+    assert observe.batches_from_commits(history, outcomes)["version"].tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def test_counts_from_rows() -> None:
+    rows = pd.DataFrame({"order_id": [1, 2, 2, 3, 3, 3, None],
+                         "_source_key": ["a", "a", "b", "b", "c", "c", None]})
+    assert observe.counts_from_rows(rows, "order_id") == {"rows": 7, "keys": 3, "duplicates": 2, "objects": 3}
+    assert observe.counts_from_rows(rows.iloc[0:0], "order_id") == \
+        {"rows": 0, "keys": 0, "duplicates": 0, "objects": 0}
+
+
+def test_target_options_are_the_loaders_settings() -> None:
+    catalog = observe.local_catalog("iceberg", "/tmp/x")
+    assert catalog == {"iceberg_catalog_uri": "jdbc:sqlite:/tmp/x/iceberg-catalog.db"}
+    assert observe.local_catalog("hudi", "/tmp/x") == {}
+    assert observe.target_flags("iceberg", **catalog, ledger="s3://l/t_ledger") == [
+        "--target-format", "iceberg", "--iceberg-catalog-uri", "jdbc:sqlite:/tmp/x/iceberg-catalog.db",
+        "--ledger", "s3://l/t_ledger"]
+    with pytest.raises(TypeError, match="iceberg_catalg_uri"):
+        observe.open_target("/tmp/x/t", AwsSection(), "iceberg", iceberg_catalg_uri="typo")
+    with pytest.raises(ConfigError, match="expected one of delta, hudi, iceberg"):
+        observe.open_target("/tmp/x/t", AwsSection(), "paimon")
 
 
 def test_changelog_commits_frame_reads_commit_metadata() -> None:
@@ -127,17 +197,25 @@ def test_dead_letters_with_the_parsers_reason() -> None:
 
 
 def test_figures_have_one_mark_per_commit_and_batch() -> None:
-    rec = recorded_history()
-    batches = observe.batches_from_history([reset_entry(5), *rec["history"]], rec["add_actions"])
+    commits, outcomes = recorded(FOUR_BATCHES)
+    batches = observe.batches_from_commits([reset_commit(5), *commits], outcomes)
     fig = observe.plot_load_batches(batches)
     files_ax = fig.axes[0]
     assert [t.get_text() for t in files_ax.get_xticklabels()] == ["v1", "v2", "v3", "v4"]  # no reset
     assert len(files_ax.patches) == 3 * 4  # loaded, not loaded, data files per batch
+    assert [p.get_height() for p in files_ax.patches[8:]] == [2, 2, 2, 1]
     infos = [CommitInfo(v, T0 + timedelta(seconds=3 * v), v + 1, {}) for v in range(5)]
     commits_fig = observe.plot_changelog_commits(observe.commits_from_infos(infos))
     assert [p.get_height() for p in commits_fig.axes[0].patches] == [1, 2, 3, 4, 5]
     lag_fig = observe.plot_lag(observe.lag_from(*lag_inputs()))
     assert sum(p.get_height() for p in lag_fig.axes[0].patches) == 2  # two loaded objects
+
+
+def test_hudi_versions_are_instants_and_their_labels_slant() -> None:
+    hudi = observe.batches_from_commits(*recorded("compacted_hudi.json"))
+    labels = observe.plot_load_batches(hudi).axes[0].get_xticklabels()
+    assert [t.get_text() for t in labels] == [f"v{v}" for v in COMPACTED["hudi"][0][:3]]
+    assert {t.get_rotation() for t in labels} == {30}
 
 
 def test_figures_render_to_png(tmp_path: Path) -> None:
