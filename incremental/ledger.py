@@ -17,7 +17,7 @@ from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import CommitProperties, Transaction
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
-from lakeinlet.delta_io import open_table
+from lakeinlet.delta_io import LatestTable
 from lakeinlet.incremental.model import FINAL, REMOVED, Outcome, PlannedObject
 
 _TS = pa.timestamp("us", tz="UTC")
@@ -37,9 +37,10 @@ class DeltaLedger:
         self.uri = delta_uri(uri)
         self.app_id = app_id + ":ledger"
         self._options = storage_options(aws, self.uri)
+        self._latest = LatestTable(self.uri, self._options)
 
     def _table(self) -> DeltaTable | None:
-        return open_table(self.uri, self._options)
+        return self._latest.get()
 
     def read(self, columns: list[str] | None = None) -> pa.Table:
         dt = self._table()

@@ -17,7 +17,7 @@ from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
 from lakeinlet.aws import AwsSection, delta_uri, spark_uri, storage_options
-from lakeinlet.delta_io import open_table
+from lakeinlet.delta_io import LatestTable
 from lakeinlet.incremental.targets.delta_files import data_files, filesystem
 
 QUARANTINE_SCHEMA = pa.schema([
@@ -34,10 +34,11 @@ class DeltaQuarantine:
         self.spark_uri = spark_uri(uri, spark_scheme).rstrip("/")
         self.app_id = app_id + ":quarantine"
         self._options = storage_options(aws, self.uri)
+        self._latest = LatestTable(self.uri, self._options)
         self.fs, self.root = filesystem(self.uri, aws)
 
     def table(self) -> DeltaTable | None:
-        return open_table(self.uri, self._options)
+        return self._latest.get()
 
     def read(self) -> pa.Table:
         dt = self.table()

@@ -12,3 +12,20 @@ def open_table(uri: str, options: dict[str, str] | None, version: int | None = N
         return DeltaTable(uri, version=version, storage_options=options)
     except TableNotFoundError:
         return None
+
+
+class LatestTable:
+    """A Delta table kept open and brought up to date incrementally: opening it anew replays its
+    log from the last checkpoint every time (measured: seconds per call on a long log on moto)."""
+
+    def __init__(self, uri: str, options: dict[str, str] | None) -> None:
+        self.uri, self.options = uri, options
+        self._dt: DeltaTable | None = None
+
+    def get(self) -> DeltaTable | None:
+        """The newest version, or None while the table does not exist."""
+        if self._dt is None:
+            self._dt = open_table(self.uri, self.options)
+        else:
+            self._dt.update_incremental()
+        return self._dt

@@ -22,7 +22,7 @@ from deltalake.schema import Field
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
 from lakeinlet.aws import AwsSection, delta_uri, spark_uri, storage_options
-from lakeinlet.delta_io import open_table
+from lakeinlet.delta_io import LatestTable
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import (
     REMOVE,
@@ -62,11 +62,12 @@ class DeltaTarget:
         self.app_id = app_id
         self.partition_by = list(partition_by)
         self._options = storage_options(aws, self.uri)
+        self._latest = LatestTable(self.uri, self._options)
         self.fs, self.root = filesystem(self.uri, aws)
         self._spark = spark
 
     def table(self) -> DeltaTable | None:
-        return open_table(self.uri, self._options)
+        return self._latest.get()
 
     def schema(self) -> pa.Schema | None:
         dt = self.table()
