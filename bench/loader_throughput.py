@@ -6,6 +6,7 @@ Run: `python bench/loader_throughput.py [--quick] [--formats delta,hudi,iceberg]
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 from typing import Any
 
@@ -45,12 +46,34 @@ def run_format(spark: Any, aws: Any, fmt: str, files: list[Any],
     return base_s, load_s, summary.batches
 
 
+def fixed_cost(spark: Any, aws: Any, fmt: str, iceberg_uri: str,
+               batches: int = 8) -> tuple[float, dict[str, float]]:
+    """Median seconds of a plain one-object write, and of a loader batch of one tiny object with
+    its parts (plan, HEAD+read+checks, commit+ledger): the loader's fixed cost per batch."""
+    landing, lake = bucket(aws, "land"), bucket(aws, "lake")
+    tiny = make_files("parquet", batches, 5, prefix="tiny/")
+    events = put_many(aws, landing, [(f.key, f.body) for f in tiny])
+    parts = build(loader_config(aws, lake, "orders", target=fmt, iceberg_uri=iceberg_uri), spark)
+    if fmt == "iceberg":
+        parts.target.session()
+    plain = [plain_write(spark, fmt, [f"s3a://{landing}/{f.key}"], lake) for f in tiny[:3]]
+    reports = []
+    for e in events:
+        record(parts.changelog, [e])
+        reports.append(parts.loader().run_batch())
+    steady = reports[1:]  # the first batch creates the table
+    parts_s = {k: statistics.median(r.seconds.get(k, 0.0) for r in steady if r)
+               for k in ("plan", "read", "commit", "total")}
+    return statistics.median(plain), parts_s
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller files")
     ap.add_argument("--files", type=int, default=0)
     ap.add_argument("--rows", type=int, default=0, help="rows per file")
     ap.add_argument("--formats", default="delta,hudi,iceberg")
+    ap.add_argument("--no-fixed-cost", action="store_true", help="skip the one-object batches")
     args = ap.parse_args()
     n = args.files or (40 if args.quick else 300)
     rows = args.rows or (2000 if args.quick else 20000)
@@ -65,6 +88,15 @@ def main() -> None:
             base_s, load_s, batches = run_format(spark, aws, fmt, files, uri)
             print(f"{fmt:<8} {base_s:>8.2f} {load_s:>9.2f} {mb / base_s:>11.2f} {mb / load_s:>12.2f} "
                   f"{load_s / base_s:>17.2f}x {batches:>8}")
+        if args.no_fixed_cost:
+            return
+        print("\nfixed cost per batch (one tiny object a batch, median of 7 after the first):")
+        print(f"{'format':<8} {'plain write s':>14} {'batch s':>8} {'plan s':>7} {'read s':>7} "
+              f"{'commit+ledger s':>16}")
+        for fmt in args.formats.split(","):
+            plain, s = fixed_cost(spark, aws, fmt, uri)
+            print(f"{fmt:<8} {plain:>14.2f} {s['total']:>8.2f} {s['plan']:>7.2f} {s['read']:>7.2f} "
+                  f"{s['total'] - s['plan'] - s['read']:>16.2f}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,115 @@
+"""Benchmark: freshness, per target format. Both jobs run `--continuous` as their own processes
+against moto; objects arrive at a steady rate for a few minutes; a reader (a different engine:
+delta-rs, hudi-rs or pyiceberg) polls the target and notes when each object's rows first show.
+Prints p50/p95/max latency from the object's PUT to its rows being visible. Figures, not a test.
+
+Run: `python bench/freshness.py [--quick] [--minutes M] [--rate R] [--formats delta,hudi,iceberg]`.
+What controls it: the poller's --batch-seconds (a batch commits that long after its first
+event), the loader's --interval-seconds (its pause between drains) and the loader's batch time
+(Spark read + commit: a few seconds here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from loader_common import ROOT
+
+from lakeinlet.aws import AwsSection, client
+from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, provision
+from lakeinlet.samples import make_files
+
+BIN = Path(sys.executable).parent
+
+
+def jobs(stack: Any, table: str, fmt: str, catalog: str, logs: Path) -> list[subprocess.Popen[bytes]]:
+    env = os.environ | {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
+                        "LAKEINLET__ICEBERG__ICEBERG_CATALOG_URI": catalog}
+    common = ["--changelog", "s3://lake/changelog", "--endpoint-url", stack.endpoint]
+    poll = [str(BIN / "lakeinlet-poll"), "--queue-url", stack.queue_url, "--batch-seconds", "2", *common]
+    load = [str(BIN / "lakeinlet-load"), "run", "--continuous", "--interval-seconds", "1", "--table", table,
+            "--target-format", fmt, "--source-format", "json", "--master", "local[2]", *common]
+    return [subprocess.Popen(cmd, env=env, stdout=(logs / f"{name}.log").open("wb"), stderr=subprocess.STDOUT)
+            for name, cmd in (("poll", poll), (f"load-{fmt}", load))]
+
+
+def watch(target: Any, seen: dict[str, float], stop: threading.Event) -> None:
+    """Poll the target with the format's non-Spark reader; note each key's first appearance."""
+    from lakeinlet.observe import target_rows
+
+    while not stop.wait(0.5):
+        try:
+            keys = set(target_rows(target.uri, target.aws, target.format, ["_source_key"], **target.options)
+                       .column("_source_key").to_pylist())
+        except Exception:  # the table may not exist yet
+            continue
+        now = time.time()
+        for k in keys - seen.keys():
+            seen[k] = now
+
+
+class Watched:
+    def __init__(self, uri: str, aws: AwsSection, fmt: str, options: dict[str, str]) -> None:
+        self.uri, self.aws, self.format, self.options = uri, aws, fmt, options
+
+
+def run_format(stack: Any, aws: AwsSection, fmt: str, minutes: float, rate: float, work: Path) -> list[float]:
+    table, catalog = f"s3a://lake/{fmt}", f"jdbc:sqlite:{work}/catalog-{fmt}.db"
+    procs = jobs(stack, table, fmt, catalog, work)
+    s3, puts, seen, stop = client("s3", aws), {}, {}, threading.Event()
+    options = {"iceberg_catalog_uri": catalog} if fmt == "iceberg" else {}
+    reader = threading.Thread(target=watch, args=(Watched(table, aws, fmt, options), seen, stop), daemon=True)
+    reader.start()
+    try:
+        files = make_files("json", int(minutes * 60 * rate), 3, prefix=f"{fmt}/")
+        for f in files:
+            s3.put_object(Bucket=stack.bucket, Key=f.key, Body=f.body)
+            puts[f.key] = time.time()
+            time.sleep(1 / rate)
+        deadline = time.time() + 120
+        while len(set(puts) & set(seen)) < len(puts) and time.time() < deadline:
+            time.sleep(1)
+    finally:
+        stop.set()
+        for p in procs:
+            p.terminate()
+            p.wait(60)
+    return [seen[k] - t for k, t in puts.items() if k in seen] + [float("inf")] * (len(puts) - len(seen))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="1 minute per format")
+    ap.add_argument("--minutes", type=float, default=3.0, help="minutes of arrivals per format")
+    ap.add_argument("--rate", type=float, default=1.0, help="objects per second")
+    ap.add_argument("--formats", default="delta,hudi,iceberg")
+    args = ap.parse_args()
+    minutes = 1.0 if args.quick else args.minutes
+    os.environ.update(TEST_CREDENTIALS)
+    os.environ.setdefault("LAKEINLET_JARS", str(ROOT / ".jars"))
+    print(f"freshness: {args.rate:g} object/s for {minutes:g} min per format; poller --batch-seconds 2, "
+          f"loader --interval-seconds 1; moto, local[2]; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'format':<8} {'objects':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'not seen':>9}")
+    with MotoServer() as server, tempfile.TemporaryDirectory() as tmp:
+        stack = provision(server.endpoint, bucket="landing", queue="events")
+        aws = AwsSection(endpoint_url=server.endpoint)
+        client("s3", aws).create_bucket(Bucket="lake")
+        for fmt in args.formats.split(","):
+            lat = run_format(stack, aws, fmt, minutes, args.rate, Path(tmp))
+            done = sorted(x for x in lat if x != float("inf"))
+            p95 = done[int(0.95 * (len(done) - 1))] if done else float("nan")
+            print(f"{fmt:<8} {len(lat):>8} {statistics.median(done):>7.1f} {p95:>7.1f} {max(done):>7.1f} "
+                  f"{len(lat) - len(done):>9}")
+
+
+if __name__ == "__main__":
+    main()
