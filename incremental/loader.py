@@ -92,6 +92,7 @@ class Loader:
     crash_at: str | None = None
     clock: Callable[[], float] = time.monotonic
     _writing: bool = field(default=False, init=False, repr=False)
+    _head_version: int = field(default=-1, init=False, repr=False)
 
     def _crash(self, step: str) -> None:
         if self.crash_at == step:
@@ -101,9 +102,10 @@ class Loader:
         """The checkpoint, or the first-run position the strategy picks. `latest` is resolved
         once and recorded in the target (a commit without rows), so events that arrive after
         the first run are loaded by the next."""
-        position = self.target.checkpoint().position
-        if position is not None:
-            return position
+        checkpoint = self.target.checkpoint()
+        self._head_version = checkpoint.target_version
+        if checkpoint.position is not None:
+            return checkpoint.position
         if self.on_missing_checkpoint == "fail":
             raise TerminalError("the target has no checkpoint and --on-missing-checkpoint is fail: "
                                 "pass --on-missing-checkpoint earliest (load the whole changelog) or "
@@ -143,6 +145,7 @@ class Loader:
     def _batch(self) -> BatchReport | None:
         t0, seconds = self.clock(), {}
         start = self.start()
+        self._catch_up()
         plan = self.plan(start)
         if plan.empty:
             return None
@@ -200,6 +203,15 @@ class Loader:
             else:
                 decided.append(outcome)
         return readable, decided, {k: h for k, h in heads.items() if isinstance(h, ObjectHead)}
+
+    def _catch_up(self) -> None:
+        """Before planning: the ledger knows every target commit up to the checkpoint this batch
+        starts from, whoever made it. Another loader may have committed and not appended its
+        ledger rows yet (or died first); planning without them would load a duplicate
+        notification of an object that commit loaded, and our own ledger append would move the
+        ledger past that commit for good."""
+        if self._head_version > self.ledger.last_target_version():
+            self.repair()
 
     def repair(self) -> int:
         """Record the target commits a crashed run left unrecorded (quarantine, then ledger: a

@@ -75,6 +75,12 @@ def delta_uri(table_uri: str) -> str:
     return "s3://" + table_uri[len("s3a://"):] if table_uri.startswith("s3a://") else table_uri
 
 
+def absolute_local(uri: str) -> str:
+    """A local table path made absolute (hudi-rs and Iceberg metadata need one; `./lake/t` is a
+    README path); URIs with a scheme as they are."""
+    return uri if "://" in uri or not uri else os.path.abspath(uri)
+
+
 def spark_uri(uri: str, scheme: str) -> str:
     """The URI as Spark addresses it (`s3a://` with hadoop-aws, `s3://` on EMR); local paths as is."""
     for prefix in ("s3://", "s3a://"):

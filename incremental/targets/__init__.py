@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakeinlet.aws import spark_uri
+from lakeinlet.aws import absolute_local, spark_uri
 from lakeinlet.errors import ConfigError
 
 if TYPE_CHECKING:  # settings import this package's sections: no import cycle at run time
@@ -55,8 +55,9 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> TargetPort:
     if t.target_format == "hudi":
         from lakeinlet.incremental.targets.hudi import HudiTarget
 
-        return HudiTarget(t.table or "", aws, t.app_id, t.partition_by,
-                          spark_uri(t.table or "", t.spark_scheme), config.hudi, spark, writer_lease(config))
+        table = absolute_local(t.table or "")
+        return HudiTarget(table, aws, t.app_id, t.partition_by,
+                          spark_uri(table, t.spark_scheme), config.hudi, spark, writer_lease(config))
     raise ConfigError([f"--target-format {t.target_format}: expected one of {', '.join(FORMATS)}"])
 
 
@@ -66,7 +67,7 @@ def writer_lease(config: LoaderConfig) -> Any:
     from lakeinlet.aws import client, delta_uri
     from lakeinlet.incremental.targets.lease import LocalLease, S3Lease
 
-    where = delta_uri(config.tables.table or "").rstrip("/") + ".lakeinlet-writer"
+    where = delta_uri(absolute_local(config.tables.table or "")).rstrip("/") + ".lakeinlet-writer"
     if where.startswith("s3://"):
         return S3Lease(client("s3", config.aws), where + ".json", config.hudi.lease_seconds)
     return LocalLease(where + ".lock")
@@ -76,7 +77,8 @@ def catalog_of(config: LoaderConfig) -> Any:
     from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog
 
     t = config.tables
-    return IcebergCatalog(config.iceberg, spark_uri(t.table or "", t.spark_scheme), config.aws)
+    table = spark_uri(absolute_local(t.table or ""), t.spark_scheme)
+    return IcebergCatalog(config.iceberg, table, config.aws)
 
 
 def every_format() -> SparkNeeds:

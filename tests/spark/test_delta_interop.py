@@ -55,8 +55,10 @@ def test_delta_spark_reads_the_target_changelog_and_ledger(spark: Any, aws: AwsS
     target = _delta_spark(spark, p.target.uri)
     _same(target, target_rows(p), "order_id")
     assert target.where("region = 'eu'").count() == 3 and target.where("region IS NULL").count() == 4
-    detail = spark._jvm.io.delta.tables.DeltaTable.forPath(
-        spark._jsparkSession, "s3a://" + p.target.uri[len("s3://"):]).detail().collectAsList()[0]
-    assert list(detail.getList(detail.fieldIndex("partitionColumns"))) == ["customer"]
+    # Delta's own log reader (DESCRIBE DETAIL would need Delta's session extension, which the
+    # shared test session, set up for Hudi's catalog, does not carry)
+    log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+        spark._jsparkSession, "s3a://" + p.target.uri[len("s3://"):])
+    assert log.unsafeVolatileSnapshot().metadata().partitionColumns().mkString(",") == "customer"
     _same(_delta_spark(spark, p.changelog.uri), p.changelog.read_versions(after=-1), "event_id")
     _same(_delta_spark(spark, p.ledger.uri), p.ledger.read(), "key")
