@@ -41,8 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--formats", default=",".join(FORMATS), help="target formats to rotate over")
     p.add_argument("--fault-rate", type=float, default=0.12,
                    help="chance a request (of weight 1, see chaos_plan) gets a fault (default: 0.12)")
-    p.add_argument("--poller-kill-every", type=float, default=12.0, help="mean seconds between poller kills")
-    p.add_argument("--loader-kill-every", type=float, default=60.0, help="mean seconds between loader kills")
+    p.add_argument("--poller-kill-every", type=float, default=10.0, help="mean seconds between poller kills")
+    p.add_argument("--loader-kill-every", type=float, default=120.0, help="mean seconds between loader kills")
     p.add_argument("--pace", type=float, default=1.0, help="seconds between workload steps (default: 1)")
     p.add_argument("--out", type=Path, default=Path(".chaos"), help="logs and results (default: .chaos/)")
     p.add_argument("--jars", default=None,

@@ -14,9 +14,12 @@ from collections.abc import Mapping
 
 from lakeinlet.faults.plan import FAULT_KINDS, FaultPlan, FaultRule
 
-WEIGHTS = {"ReceiveMessage": 1.0, "DeleteMessageBatch": 2.0, "ChangeMessageVisibilityBatch": 2.0,
-           "GetObject": 1.0, "HeadObject": 1.0, "PutObject": 1.5, "ListObjectsV2": 1.0}
-"""Relative fault probability per operation: the rarer calls get more, so each sees faults."""
+WEIGHTS = {"ReceiveMessage": 3.0, "DeleteMessageBatch": 3.0, "ChangeMessageVisibilityBatch": 3.0,
+           "GetObject": 0.5, "HeadObject": 2.0, "PutObject": 1.5, "ListObjectsV2": 1.0}
+"""Relative fault probability per operation. The queue calls are frequent but cheap to fail (a
+lost receive comes back after the visibility timeout); GetObject is by far the most frequent call
+(every delta-rs table open reads the log) and a cut body kills the job that made it (delta-rs does
+not retry it), so it gets less, or loaders would spend the run restarting."""
 LATENCY_MS = {"ReceiveMessage": 1500, "DeleteMessageBatch": 2500, "ChangeMessageVisibilityBatch": 2500}
 """How long a `latency` fault holds the answer; 1000 ms for the S3 operations."""
 

@@ -50,7 +50,7 @@ class RunSettings:
     source_format: str
     chaos_seconds: float
     fault_rate: float
-    kill_every: dict[str, float] = field(default_factory=lambda: {"poller": 12.0, "loader": 60.0})
+    kill_every: dict[str, float] = field(default_factory=lambda: {"poller": 10.0, "loader": 120.0})
     pollers: int = 3
     loaders: int = 2
     backfill_every: float = 45.0
