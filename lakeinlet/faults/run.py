@@ -147,7 +147,8 @@ def _converge(settings: RunSettings, t: jobs.RunTables, supervisor: Supervisor, 
     backfill = _call(jobs.backfill_argv(t, QUIET_PREFIX), env, supervisor.log_dir / "clean-backfill.log", 300)
     drain = _call(jobs.loader_argv(t, "--drain"), env, supervisor.log_dir / "clean-drain.log", 900)
     say(f"  converge: backfill exit {backfill}, drain exit {drain}")
-    return empty and backfill == 0 and drain == 0 and all(c == 0 for c in codes.values())
+    # -SIGTERM: a poller still starting (no handler yet, nothing received): the queue was empty
+    return empty and backfill == 0 and drain == 0 and all(c in (0, -signal.SIGTERM) for c in codes.values())
 
 
 def _wait_empty(stack: Stack, timeout: float, settle: int = 3) -> bool:
