@@ -13,7 +13,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Tests and the demo keep Spark's driver on loopback (override for a real cluster).
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install jars demo test lint unit bench docs checkov terraform clean
+.PHONY: install jars demo test lint unit bench chaos docs checkov terraform clean
 
 install: $(STAMP)
 
@@ -56,6 +56,14 @@ unit: install
 
 bench: install jars
 	$(BIN)/python bench/poller.py
+
+# A bounded, seeded chaos campaign (faults, SIGKILLs, every target format) and its table.
+SEED    ?= 1
+RUNS    ?= 3
+MINUTES ?= 19
+chaos: install jars
+	$(BIN)/python -m lakeinlet.faults ensure >/dev/null
+	$(BIN)/python -m lakeinlet.faults.campaign --seed $(SEED) --runs $(RUNS) --minutes $(MINUTES)
 
 docs: install
 	$(BIN)/lakeinlet config-reference --update README.md
