@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -24,42 +23,21 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote_plus
 
 import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from _localstack import LocalStack, ensure_venv  # noqa: E402
+from _source_common import WORK, NullChangelog, bodies, cpu_seconds, load, median, peak_rss_mb  # noqa: E402
 
 from lakeinlet.aws import AwsSection, client  # noqa: E402
 from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, free_port  # noqa: E402
-from lakeinlet.events import ReceivedEvent  # noqa: E402
 from lakeinlet.sources.changelog_writer import OpenDeltaChangelog  # noqa: E402
 from lakeinlet.sources.memory import InMemoryQueue  # noqa: E402
 from lakeinlet.sources.poller import Poller, PollerSettings  # noqa: E402
 from lakeinlet.sources.ports import EntryFailure, Message, Queue  # noqa: E402
 from lakeinlet.sources.sqs import SqsQueue  # noqa: E402
-
-TEMPLATE = json.loads((ROOT / "tests" / "data" / "events" / "moto_put.json").read_text())
-WORK = ROOT / ".bench"
-
-
-def bodies(n: int, start: int = 0) -> list[str]:
-    """`n` real-shaped S3 notification bodies (moto's shape), distinct keys and etags."""
-    out = []
-    for i in range(start, start + n):
-        rec = TEMPLATE["Records"][0]
-        obj = rec["s3"]["object"] | {"key": quote_plus(f"bench/{i:07d} file+x.json"), "eTag": f"{i:032x}"}
-        out.append(json.dumps({"Records": [rec | {"s3": rec["s3"] | {"object": obj}}]}))
-    return out
-
-
-class NullChangelog:
-    """Commits nothing: isolates the poller's own cost from Delta's."""
-
-    def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
-        return 0
 
 
 class TimedQueue:
@@ -87,24 +65,26 @@ class TimedQueue:
         return self.inner.depths()
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def stage_inproc(batch_size: int, events: int, null: bool) -> dict[str, Any]:
-    """One in-process run (called in a child process): events/s and peak RSS."""
+    """One in-process run (called in a child process): events/s, CPU and peak RSS.
+
+    CPU is the process's user+sys over `Poller.run` only: interpreter start-up, imports and
+    the first `pa.array` (which imports pandas when it is installed, ~0.5 s) are outside it, for
+    both loops alike.
+    """
+    pa.array([1])  # one-off import cost, outside the measured run for both loops
     queue = InMemoryQueue()
     queue.send_batch(bodies(events))
     with tempfile.TemporaryDirectory() as tmp:
         changelog = NullChangelog() if null else OpenDeltaChangelog(str(Path(tmp) / "changelog"))
         settings = PollerSettings(wait_seconds=0, receivers=4, batch_size=batch_size,
                                   batch_seconds=60, until_empty=True)
-        started = time.monotonic()
+        cpu0, started = cpu_seconds(), time.monotonic()
         summary = Poller(queue=queue, changelog=changelog, settings=settings).run()
-        seconds = time.monotonic() - started
+        seconds, cpu = time.monotonic() - started, cpu_seconds() - cpu0
     assert summary.rows == events, f"expected {events} rows, committed {summary.rows}"
     return {"events": events, "seconds": seconds, "rate": events / seconds, "commits": summary.commits,
-            "peak_rss_mb": peak_rss_mb()}
+            "cpu_per_1k": cpu / events * 1000, "peak_rss_mb": peak_rss_mb()}
 
 
 def run_child(*args: str) -> dict[str, Any]:
@@ -115,17 +95,34 @@ def run_child(*args: str) -> dict[str, Any]:
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+INPROC_HEADER = (f"{'changelog':<10}{'batch':>6}{'events':>8}{'commits':>8}{'seconds':>8}{'events/s':>10}"
+                 f"{'CPU s/1k ev':>12}{'peak RSS MB':>12}  load")
+
+
+def inproc_line(name: str, batch: int, r: dict[str, Any]) -> str:
+    return (f"{name:<10}{batch:>6}{r['events']:>8}{r['commits']:>8}{r['seconds']:>8.2f}{r['rate']:>10,.0f}"
+            f"{r['cpu_per_1k']:>12.4f}{r['peak_rss_mb']:>12.0f}  {load().split(' (')[0]}")
+
+
 def bench_inproc(quick: bool) -> None:
-    print("\n== in process: parse → commit → ack (in-memory queue, 4 receivers) ==")
-    print(f"{'changelog':<12}{'batch':>7}{'events':>9}{'commits':>9}{'seconds':>9}{'events/s':>11}"
-          f"{'peak RSS MB':>13}")
-    plan = [(10, 1000 if quick else 3000), (100, 3000 if quick else 20000),
-            (1000, 5000 if quick else 50000)]
-    rows = [("delta", b, n, False) for b, n in plan] + [("none", 1000, plan[-1][1], True)]
-    for name, batch, n, null in rows:
-        r = run_child("inproc", str(batch), str(n), "null" if null else "delta")
-        print(f"{name:<12}{batch:>7}{r['events']:>9}{r['commits']:>9}{r['seconds']:>9.2f}"
-              f"{r['rate']:>11,.0f}{r['peak_rss_mb']:>13.0f}")
+    """Item 1: the Delta changelog against the same loop with no changelog, batch 1000, in
+    alternating pairs (each run in its own process); then smaller batches for reference."""
+    n, rounds = (20_000, 1) if quick else (100_000, 3)
+    print(f"\n== in process: parse → commit → ack (in-memory queue, 4 receivers), {load()} ==")
+    print(INPROC_HEADER)
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for _ in range(rounds):
+        delta = run_child("inproc", "1000", str(n), "delta")
+        print(inproc_line("delta", 1000, delta))
+        none = run_child("inproc", "1000", str(n), "null")
+        print(inproc_line("none", 1000, none))
+        pairs.append((delta, none))
+    cpu = median([d["cpu_per_1k"] / z["cpu_per_1k"] for d, z in pairs])
+    rate = median([d["rate"] / z["rate"] for d, z in pairs])
+    print(f"Delta changelog vs none, batch 1000 (median of {rounds} pair(s) in this run): CPU per event "
+          f"{cpu:.2f}x (goal ≤ 1.25x), events/s {rate:.2f} (goal ≥ 0.8)")
+    for batch, events in ((10, 1000 if quick else 3000), (100, 3000 if quick else 20000)):
+        print(inproc_line("delta", batch, run_child("inproc", str(batch), str(events), "delta")))
 
 
 def send_all(endpoint: str, url: str, payload: list[str], threads: int = 8) -> float:

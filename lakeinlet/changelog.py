@@ -7,7 +7,7 @@ its checkpoint added, through the change data feed (append-only, so no extra fil
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -15,10 +15,45 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
 from lakeinlet.delta_io import open_table
-from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedEvent, to_changelog_table
+from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedEvent
 
 TABLE_PROPERTIES = {"delta.enableChangeDataFeed": "true", "delta.appendOnly": "true"}
 META_PREFIX = "lakeinlet."
+_EPOCH, _MICRO = datetime(1970, 1, 1, tzinfo=UTC), timedelta(microseconds=1)
+_TS = CHANGELOG_SCHEMA.field("event_time").type
+
+
+def changelog_table(rows: list[ReceivedEvent]) -> pa.Table:
+    """The Arrow table of one commit's rows (CHANGELOG_SCHEMA), built column by column.
+
+    Same result as `events.to_changelog_table`, about 3x less CPU (profiled in the poller: the
+    row-wise build was most of the changelog's cost per event): timestamps become epoch
+    microseconds here instead of datetimes converted one by one by Arrow, dates are cached.
+    """
+    ev = [r.event for r in rows]
+    days: dict[date, str] = {}
+    columns = [[e.event_id for e in ev], [e.bucket for e in ev], [e.key for e in ev],
+               [e.size for e in ev], [e.etag for e in ev], [e.version_id for e in ev],
+               [e.sequencer for e in ev], [e.event_name for e in ev], _micros(e.event_time for e in ev),
+               [e.region for e in ev], [e.envelope for e in ev], [r.message_id for r in rows],
+               _micros(r.received_at for r in rows), [r.poll_batch for r in rows],
+               [_day(r.received_at, days) for r in rows]]
+    arrays = [pa.array(c, pa.int64()).view(_TS) if f.type == _TS else pa.array(c, f.type)
+              for c, f in zip(columns, CHANGELOG_SCHEMA, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=CHANGELOG_SCHEMA)
+
+
+def _micros(values: Any) -> list[int]:
+    """Epoch microseconds of datetimes (naive ones are taken as UTC, as Arrow takes them)."""
+    return [((d if d.tzinfo else d.replace(tzinfo=UTC)) - _EPOCH) // _MICRO for d in values]
+
+
+def _day(ts: datetime, cache: dict[date, str]) -> str:
+    day = (ts if ts.tzinfo is UTC else ts.astimezone(UTC)).date()
+    text = cache.get(day)
+    if text is None:
+        text = cache[day] = day.isoformat()
+    return text
 
 
 @dataclass(frozen=True)
@@ -50,7 +85,7 @@ class DeltaChangelog:
         if not rows:
             return self.head_version()
         props = CommitProperties(custom_metadata={META_PREFIX + k: v for k, v in metadata.items()})
-        write_deltalake(self.uri, to_changelog_table(rows), mode="append",
+        write_deltalake(self.uri, changelog_table(rows), mode="append",
                         partition_by=CHANGELOG_PARTITION_BY, configuration=TABLE_PROPERTIES,
                         storage_options=self._options, commit_properties=props)
         dt = self.table()

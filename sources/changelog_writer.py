@@ -1,39 +1,110 @@
-"""The poller's changelog writer: `DeltaChangelog` that keeps its table open between commits.
+"""The poller's changelog writer: blind appends through `DeltaAppender`, delta-rs for the rest.
 
-Re-opening the table per commit replays the Delta log each time (≈100 ms a commit after a few
-dozen versions on local disk, measured); appending through one open `DeltaTable` updates it in
-place (≈20 ms). Another writer's commits in between are fine: delta-rs retries a blind append
-at the next free version.
+delta-rs creates the table (first commit), writes a log checkpoint every `checkpointInterval`
+versions (read from the table, 100 by default) and writes a batch whenever the table needs more
+than a blind append (a protocol feature, constraint or schema this writer does not know, found
+at start or in another writer's commit). Appends from several pollers, or from this writer and
+delta-rs, share the log safely: each commit is a put-if-absent of the next version.
 """
 
 from __future__ import annotations
 
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+import json
+import logging
 
-from lakeinlet.changelog import META_PREFIX, TABLE_PROPERTIES, DeltaChangelog
-from lakeinlet.events import CHANGELOG_PARTITION_BY, ReceivedEvent, to_changelog_table
+from deltalake import DeltaTable
+
+from lakeinlet.aws import AwsSection
+from lakeinlet.changelog import DeltaChangelog, changelog_table
+from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedEvent
+from lakeinlet.sources.delta_append import DeltaAppender, LogState, TableChanged
+from lakeinlet.sources.log_store import store_for
+
+log = logging.getLogger("lakeinlet.sources.changelog")
+
+WRITER_FEATURES = {"appendOnly", "invariants", "changeDataFeed"}
+"""Table features a blind append of valid rows satisfies as they are."""
 
 
 class OpenDeltaChangelog(DeltaChangelog):
-    """A DeltaChangelog whose `append` reuses one open table (one Arrow table per commit)."""
+    """A DeltaChangelog whose `append` commits without replaying the log (see module doc)."""
 
-    _open: DeltaTable | None = None
+    def __init__(self, uri: str, aws: AwsSection | None = None) -> None:
+        super().__init__(uri, aws)
+        self._store = store_for(self.uri, aws or AwsSection())
+        self._appender: DeltaAppender | None = None
+        self._delta_rs_only = False
 
     def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
         """Commit `rows` as one version with `metadata` (keys prefixed `lakeinlet.`); returns it.
         An empty `rows` commits nothing and returns the head version."""
         if not rows:
             return self.head_version()
-        if self._open is None:
-            self._open = self.table()
-        if self._open is None:  # first commit creates the table
+        appender = self._ready()
+        if appender is None:
             return super().append(rows, metadata)
-        props = CommitProperties(custom_metadata={META_PREFIX + k: v for k, v in metadata.items()})
         try:
-            write_deltalake(self._open, to_changelog_table(rows), mode="append",
-                            partition_by=CHANGELOG_PARTITION_BY, configuration=TABLE_PROPERTIES,
-                            commit_properties=props)
-        except BaseException:
-            self._open = None  # re-open on the next commit: the failure may have left it stale
-            raise
-        return int(self._open.version())
+            version = appender.append(changelog_table(rows), metadata)
+        except TableChanged as exc:
+            self._use_delta_rs(str(exc))
+            return super().append(rows, metadata)
+        if version > 0 and version % appender.state.checkpoint_interval == 0:
+            self._checkpoint(version)
+        return version
+
+    def _ready(self) -> DeltaAppender | None:
+        """The appender, once the table exists and takes blind appends; None otherwise."""
+        if self._appender is None and not self._delta_rs_only:
+            state = self._state()
+            if state is not None and state.problem:
+                self._use_delta_rs(state.problem)
+            elif state is not None:
+                self._appender = DeltaAppender(self._store, state, self._refresh)
+        return self._appender
+
+    def _state(self) -> LogState | None:
+        dt = self.table()
+        if dt is None:
+            return None
+        interval = int(dt.metadata().configuration.get("delta.checkpointInterval") or 100)
+        return LogState(int(dt.version()), interval, table_problem(dt))
+
+    def _refresh(self) -> LogState:
+        state = self._state()
+        assert state is not None, "the table existed a moment ago"
+        return state
+
+    def _use_delta_rs(self, reason: str) -> None:
+        log.warning("changelog %s: writing through delta-rs from now on (%s)", self.uri, reason)
+        self._appender, self._delta_rs_only = None, True
+
+    def _checkpoint(self, version: int) -> None:
+        """A log checkpoint at `version`, so readers replay at most `interval` commits; a
+        failure only costs readers time, so it is logged, not raised."""
+        try:
+            dt = self.table(version)
+            if dt is not None:
+                dt.create_checkpoint()
+        except Exception as exc:
+            log.warning("changelog %s: checkpoint at version %d failed: %s", self.uri, version, exc)
+
+
+def table_problem(dt: DeltaTable) -> str | None:
+    """Why the table needs more than a blind append of changelog rows, or None."""
+    protocol, meta = dt.protocol(), dt.metadata()
+    features = set(protocol.writer_features or ())
+    if protocol.min_reader_version > 1 and (protocol.reader_features or protocol.min_reader_version == 2):
+        return f"reader version {protocol.min_reader_version} {protocol.reader_features or ''}"
+    if protocol.min_writer_version > 4 and not (protocol.min_writer_version == 7 and
+                                                 features <= WRITER_FEATURES):
+        return f"writer version {protocol.min_writer_version} with features {sorted(features)}"
+    special = [k for k in meta.configuration if k.startswith("delta.constraints.")
+               or (k == "delta.columnMapping.mode" and meta.configuration[k] != "none")]
+    if special:
+        return f"table properties {special}"
+    if list(meta.partition_columns) != CHANGELOG_PARTITION_BY:
+        return f"partitioned by {meta.partition_columns}, expected {CHANGELOG_PARTITION_BY}"
+    fields = json.loads(dt.schema().to_json())["fields"]
+    if [f["name"] for f in fields] != CHANGELOG_SCHEMA.names or any(f.get("metadata") for f in fields):
+        return "schema differs from this version's changelog schema"
+    return None
