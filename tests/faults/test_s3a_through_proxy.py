@@ -8,29 +8,30 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lakeinlet.emulator import MotoServer
 from lakeinlet.faults import FaultPlan, FaultProxy, FaultRule
-from lakeinlet.spark import SparkSection, get_session, jar_list
+from lakeinlet.incremental.targets import every_format
+from lakeinlet.spark import REQUIRED_CLASSES, SparkSection, get_session
 from tests.conftest import unique
 from tests.faults.conftest import aws_client
+from tests.spark.conftest import JARS
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
-JARS = os.environ.get("LAKEINLET_JARS") or str(Path(__file__).resolve().parents[2] / ".jars")
 
 
 @pytest.fixture(scope="module")
 def spark(moto_server: MotoServer) -> Any:
-    if not any("hadoop-aws" in jar for jar in jar_list(JARS)):
-        pytest.skip(f"no hadoop-aws jar in {JARS} (make jars)")
+    """The spark tier's session settings exactly (whichever tier starts first, the other reuses
+    it); a missing jar fails with lakeinlet's one-line message, never a skip."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    # The same settings as tests/spark/conftest.py, so either fixture reuses the other's session.
     section = SparkSection(master="local[2]", jars=JARS, shuffle_partitions=2)
-    return get_session(section, moto_server.endpoint, "lakeinlet-tests")
+    needs = every_format()
+    return get_session(section, moto_server.endpoint, "lakeinlet-tests", ["s3a", *needs.groups],
+                       needs.conf, REQUIRED_CLASSES | needs.required)
 
 
 def test_s3a_writes_and_reads_through_the_proxy_and_retries_its_faults(
