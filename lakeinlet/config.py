@@ -112,7 +112,9 @@ def add_arguments(parser: argparse.ArgumentParser, config_cls: type,
         kwargs: dict[str, Any] = {"dest": f.dest, "default": argparse.SUPPRESS,
                                   "help": argparse.SUPPRESS if hidden else help_text.replace("%", "%%")}
         if f.kind is bool:
-            kwargs["action"] = argparse.BooleanOptionalAction
+            # a flag that is itself a negation (--no-loaders) gets no --no-no- twin: argparse's
+            # BooleanOptionalAction would read any --no- flag as False
+            kwargs["action"] = "store_true" if f.flag.startswith("--no-") else argparse.BooleanOptionalAction
         else:
             kwargs["metavar"] = ("{" + ",".join(choices) + "}" if choices else None) \
                 or f.meta.get("metavar") or f.name.upper()
