@@ -195,8 +195,9 @@ class MaintainSection:
         (), "Target table of a loader that reads this changelog (repeat the flag for each). Its "
         "checkpoint says which changelog versions it has consumed; the vacuum keeps every file "
         "that any later version references, so no loader's next read finds a file gone. Delta "
-        "targets only: Hudi and Iceberg targets are refused (give --no-loaders and a retention "
-        "longer than they lag instead). A loader without a checkpoint keeps every version.",
+        "targets only: Hudi and Iceberg targets are refused (leave them out and keep "
+        "--retention-hours longer than they can lag). A loader without a checkpoint keeps "
+        "every version.",
         flag="--loader-table", metavar="URI")
     loader_app_id: str = setting(
         "lakeinlet-loader", "The loaders' checkpoint id (their --app-id) in the target tables.",
@@ -205,8 +206,9 @@ class MaintainSection:
         False, "Vacuum by --retention-hours alone, with no loader registered: a loader that lags "
         "by more than the retention behind a compaction then fails on a missing file.")
     retention_hours: int = setting(
-        168, "Files a compaction replaced (and files no commit references) are deleted only once "
-        "they are this old, whatever the loaders need; also covers readers not registered here.",
+        168, "Files a compaction replaced are deleted only once they are this old, whatever the "
+        "loaders need: it also covers readers not registered here. Files no commit references "
+        "are never deleted (one a poller is about to commit looks the same).",
         metavar="HOURS")
     dry_run: bool = setting(
         False, "Print what would be compacted and vacuumed; change nothing.")
