@@ -173,7 +173,7 @@ def loader_mark(table: str, app_id: str, aws: AwsSection) -> LoaderMark:
 
     Raises:
         ConfigError: no table at `table`, or a Hudi/Iceberg one (their checkpoints need their
-            engines; give --no-loaders with a long enough --retention-hours instead).
+            engines; leave them out and keep --retention-hours longer than they can lag).
     """
     uri = delta_uri(table)
     if not DeltaTable.is_deltatable(uri, storage_options(aws, uri)):
@@ -187,7 +187,7 @@ def _what_is_there(uri: str, aws: AwsSection) -> str:
     fs, root = filesystem(uri, aws)
     for folder, name in ((".hoodie", "a Hudi table"), ("metadata", "an Iceberg table")):
         if fs.get_file_info(f"{root}/{folder}").type == pafs.FileType.Directory:
-            return f"{name} (maintain reads Delta targets' checkpoints only; use --no-loaders " \
-                   "with a --retention-hours longer than that loader can lag)"
+            return f"{name} (maintain reads Delta targets' checkpoints only; leave it out and " \
+                   "keep --retention-hours longer than that loader can lag)"
     return "no table"
 
