@@ -118,9 +118,11 @@ def reference_text() -> str:
     """The configuration reference of both jobs as Markdown (generated from the field docs)."""
     from lakeinlet.config import reference_markdown
     from lakeinlet.incremental.settings import LoaderConfig
-    from lakeinlet.sources.settings import SourceConfig
+    from lakeinlet.sources.settings import MaintainConfig, SourceConfig
 
     return (reference_markdown(SourceConfig, "Event source (`lakeinlet-poll`)") + "\n"
+            + reference_markdown(MaintainConfig, "Changelog maintenance (`lakeinlet-poll maintain`; "
+                                 "aws and log flags as above)", ("maintain",)) + "\n"
             + reference_markdown(LoaderConfig, "Incremental loader (`lakeinlet-load`)"))
 
 

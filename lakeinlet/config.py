@@ -112,7 +112,9 @@ def add_arguments(parser: argparse.ArgumentParser, config_cls: type,
         kwargs: dict[str, Any] = {"dest": f.dest, "default": argparse.SUPPRESS,
                                   "help": argparse.SUPPRESS if hidden else help_text.replace("%", "%%")}
         if f.kind is bool:
-            kwargs["action"] = argparse.BooleanOptionalAction
+            # a flag that is itself a negation (--no-loaders) gets no --no-no- twin: argparse's
+            # BooleanOptionalAction would read any --no- flag as False
+            kwargs["action"] = "store_true" if f.flag.startswith("--no-") else argparse.BooleanOptionalAction
         else:
             kwargs["metavar"] = ("{" + ",".join(choices) + "}" if choices else None) \
                 or f.meta.get("metavar") or f.name.upper()
@@ -213,11 +215,14 @@ def _load_toml(path: str | None) -> dict[str, Any]:
         raise ConfigError([f"config file {path}: not valid TOML: {exc}"]) from exc
 
 
-def reference_markdown(config_cls: type, title: str) -> str:
-    """The configuration reference of one job as a Markdown table (for the README)."""
+def reference_markdown(config_cls: type, title: str, sections: tuple[str, ...] | None = None) -> str:
+    """The configuration reference of one job as a Markdown table (for the README); `sections`:
+    only those sections' settings."""
     lines = [f"#### {title}", "", "| flag | environment | default | what it does |",
              "| --- | --- | --- | --- |"]
     for f in iter_fields(config_cls):
+        if sections is not None and f.section not in sections:
+            continue
         envs = " / ".join(f"`{n}`" for n in f.env_names)
         doc = str(f.meta["doc"]).replace("|", "\\|")
         default = "required" if f.meta.get("required") else f"`{_show(f.default)}`"

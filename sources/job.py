@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import signal
 import sys
@@ -18,17 +19,18 @@ from lakeinlet import logs
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
-from lakeinlet.sources.commands import COMMANDS, PROG, build_parser, commands_epilog
+from lakeinlet.sources.commands import PROG, USAGES, build_parser, commands_epilog
 from lakeinlet.sources.envelopes import EventFilter
+from lakeinlet.sources.maintain import maintain
 from lakeinlet.sources.poller import Poller, PollerSettings, RunSummary
-from lakeinlet.sources.settings import SourceConfig, StatusConfig
+from lakeinlet.sources.settings import MaintainConfig, SourceConfig, StatusConfig
 from lakeinlet.sources.sqs import SqsQueue
 from lakeinlet.sources.status import status_text
 
 log = logging.getLogger("lakeinlet.sources.job")
 
 POLL_USAGE = (f"{PROG} --queue-url URL --changelog URI [options]\n"
-              + "".join(f"       {PROG} {name} --queue-url URL [options]\n" for name in COMMANDS))
+              + "".join(f"       {usage}\n" for usage in USAGES.values()))
 
 
 def poller_settings(config: SourceConfig) -> PollerSettings:
@@ -98,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["status"]:
         return status_main(args_list[1:])
+    if args_list[:1] == ["maintain"]:
+        return maintain_main(args_list[1:])
     parser = build_parser(SourceConfig, None, __doc__ or "", usage=POLL_USAGE, epilog=commands_epilog())
     return _guarded(lambda: run(resolve(SourceConfig, parser.parse_args(args_list))), "poll")
 
@@ -120,9 +124,29 @@ def _guarded(body: Callable[[], object], what: str) -> int:
 def status_main(argv: Sequence[str]) -> int:
     """`lakeinlet-poll status`: queue depth, in-flight, DLQ depth and the changelog head."""
     parser = build_parser(StatusConfig, "status", status_main.__doc__ or "",
-                          usage=f"{PROG} status --queue-url URL [options]")
+                          usage=USAGES["status"])
     return _guarded(lambda: print(status_text(resolve(StatusConfig, parser.parse_args(argv)))),
                     "status")
+
+
+
+def maintain_main(argv: Sequence[str]) -> int:
+    """`lakeinlet-poll maintain`: compact the changelog's small files (delta-rs optimize; the
+change data feed skips the rewrite, so loaders read no row twice), write a log checkpoint, and
+vacuum what compaction replaced once it is older than --retention-hours and no registered loader
+(--loader-table, Delta targets) can still read it: every file that a version after the oldest
+loader checkpoint references stays. Prints files and bytes before and after."""
+    parser = build_parser(MaintainConfig, "maintain", maintain_main.__doc__ or "", usage=USAGES["maintain"])
+
+    def body() -> None:
+        config = resolve(MaintainConfig, parser.parse_args(argv))
+        logs.setup(config.log.log_format, config.log.log_level)
+        report = maintain(config)
+        if config.log.log_format == "json":
+            print(json.dumps(dataclasses.asdict(report), default=str))
+        else:
+            print("\n".join(report.lines()))
+    return _guarded(body, "maintain")
 
 
 if __name__ == "__main__":
