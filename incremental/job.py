@@ -31,6 +31,12 @@ def _when(text: str) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
+MAX_FAILED_DRAINS = 5
+"""--continuous stops after this many failed drains in a row (a lasting outage, or a bug)."""
+MAX_PAUSE = 300.0
+"""Longest pause before retrying a failed drain (the pause doubles from --interval-seconds)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakeinlet-load", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -38,7 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = _sub(sub, "run", "load changelog rows into the target (once, --drain or --continuous)", ALL)
     mode = run.add_mutually_exclusive_group()
     mode.add_argument("--drain", action="store_true", help="run batches until caught up, then exit")
-    mode.add_argument("--continuous", action="store_true", help="drain, sleep --interval-seconds, repeat")
+    mode.add_argument("--continuous", action="store_true",
+                      help="drain, sleep --interval-seconds, repeat; a drain that fails on anything "
+                           f"but a terminal error is retried after a growing pause (up to {MAX_PAUSE:g} "
+                           f"s), and the run stops after {MAX_FAILED_DRAINS} failed drains in a row")
     cp = sub.add_parser("checkpoint", help="show or reset the loader's checkpoint")
     cps = cp.add_subparsers(dest="action", required=True)
     show = _sub(cps, "show", "the checkpoint, changelog versions after it, and the lag", TABLES)
@@ -93,9 +102,23 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
     cfg = parts.config
     loader = parts.loader()
     total, drains = Summary(), 0
+    failed = 0
     while True:
         one = 1 if not (args.drain or args.continuous) else cfg.run.max_batches
-        summary = loader.drain(max_batches=one, progress=_progress)
+        try:
+            summary = loader.drain(max_batches=one, progress=_progress)
+        except TerminalError:
+            raise
+        except Exception as exc:  # a batch is atomic and the next drain repairs: retrying is safe
+            failed += 1
+            if not args.continuous or failed >= MAX_FAILED_DRAINS:
+                raise
+            pause = min(MAX_PAUSE, cfg.run.interval_seconds * 2 ** (failed - 1))
+            logs.event(log, "drain failed", level=logging.WARNING, error=f"{type(exc).__name__}: {exc}",
+                       failed_in_a_row=failed, retry_in_s=pause)
+            time.sleep(pause)
+            continue
+        failed = 0
         _merge(total, summary)
         drains += 1
         if not args.continuous:

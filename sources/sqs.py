@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, ReadTimeoutError
+from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, HTTPClientError, ReadTimeoutError
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from lakeinlet.aws import AwsSection, client
@@ -33,7 +33,7 @@ def translate(exc: Exception, action: str, queue_url: str) -> LakeinletError:
         if code in TRANSIENT_CODES or int(status or 0) >= 500:
             return TransientError(text)
         return TerminalError(text)
-    if isinstance(exc, ConnectionError | ReadTimeoutError):
+    if isinstance(exc, ConnectionError | ReadTimeoutError | HTTPClientError):  # incl. a body cut short
         return TransientError(f"SQS {action} on {queue_url}: {exc}")
     return TerminalError(f"SQS {action} on {queue_url}: {exc}")
 

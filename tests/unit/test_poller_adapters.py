@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import ClientError, EndpointConnectionError, ResponseStreamingError
 
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.sources.sqs import SqsQueue, translate
@@ -26,6 +26,7 @@ def client_error(code: str, status: int) -> ClientError:
     (client_error("InternalError", 500), TransientError),
     (client_error("RequestThrottled", 400), TransientError),
     (EndpointConnectionError(endpoint_url="http://127.0.0.1:1"), TransientError),
+    (ResponseStreamingError(error="IncompleteRead(16 bytes read, 1009 more expected)"), TransientError),
 ])
 def test_translate(exc: Exception, kind: type) -> None:
     err = translate(exc, "receive_message", "http://q")
