@@ -54,8 +54,13 @@ test: install jars lint $(TOOLS)/bin/checkov
 unit: install
 	$(BIN)/python -m pytest -m unit
 
+# Every benchmark's quick variant (figures and ratios against baselines measured in the same run);
+# drop --quick (python bench/<name>.py) for the full sizes the README's Performance section quotes.
 bench: install jars
-	$(BIN)/python bench/poller.py
+	$(BIN)/python bench/poller.py --quick
+	$(BIN)/python bench/loader_throughput.py --quick
+	$(BIN)/python bench/freshness.py --quick
+	$(BIN)/python bench/changelog_history.py --quick
 
 # A bounded, seeded chaos campaign (faults, SIGKILLs, every target format) and its table.
 SEED    ?= 1
