@@ -1,0 +1,305 @@
+"""API cost (issue 11 item 3): AWS requests by operation per 1,000 events, and their list price,
+for the real `lakeinlet-poll --until-empty` and `lakeinlet-load run --drain`, beside a
+Hudi-style loop over the same number of messages, all measured in one run. Figures, not pass/fail.
+
+The jobs run against moto THROUGH the fault proxy with an empty plan (their endpoint URL is the
+proxy's), which counts every request by operation. Uploads and queue set-up go to moto directly,
+so they are not counted. Run: `python bench/api_cost.py [--quick] [--formats delta,hudi,iceberg]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lakeinlet.aws import AwsSection, client  # noqa: E402
+from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, Stack, provision  # noqa: E402
+from lakeinlet.faults.jobs import job_env  # noqa: E402
+from lakeinlet.faults.observed import queue_left  # noqa: E402
+from lakeinlet.faults.plan import FaultPlan  # noqa: E402
+from lakeinlet.faults.proxy import FaultProxy  # noqa: E402
+from lakeinlet.samples import SCHEMA_DDL, SampleFile, make_files  # noqa: E402
+
+# us-east-1 list prices in USD (AWS pricing pages for SQS and S3 Standard), per request:
+SQS_REQUEST = 0.40 / 1_000_000  # standard queue, beyond the free tier (a request is ≤ 64 KiB)
+S3_PUT_COPY_POST_LIST = 0.005 / 1_000  # PUT, COPY, POST, LIST
+S3_GET_AND_OTHERS = 0.0004 / 1_000  # GET, HEAD, and every other request
+S3_FREE = ("Delete", "Abort")  # DELETE and CANCEL requests are free
+S3_TIER1 = ("Put", "Copy", "Post", "List", "Create", "Upload", "Complete")
+
+SQS_APIS = {"ReceiveMessage", "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility",
+            "ChangeMessageVisibilityBatch", "SendMessage", "SendMessageBatch", "GetQueueAttributes",
+            "GetQueueUrl", "ListQueues", "PurgeQueue"}
+COMMITS = {"DeltaCommit", "HudiCommit", "IcebergCommit"}  # PUTs into a table's log, priced as PUT
+COLUMNS = ("ReceiveMessage", "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibilityBatch",
+           "GetObject", "HeadObject", "PutObject", "ListObjectsV2")
+SHORT = {"ReceiveMessage": "Receive", "DeleteMessage": "Delete", "DeleteMessageBatch": "DelBatch",
+         "ChangeMessageVisibilityBatch": "VisBatch", "GetObject": "GET", "HeadObject": "HEAD",
+         "PutObject": "PUT", "ListObjectsV2": "LIST"}
+NOTIFIED = "in/"
+
+
+def price(api: str) -> float:
+    """USD for one request of `api` (a classified commit name counts as the PUT it is)."""
+    if api in SQS_APIS:
+        return SQS_REQUEST
+    if api.startswith(S3_FREE):
+        return 0.0
+    return S3_PUT_COPY_POST_LIST if api.startswith(S3_TIER1) else S3_GET_AND_OTHERS
+
+
+def cost(requests: Counter[str]) -> float:
+    return sum(n * price(api) for api, n in requests.items())
+
+
+def folded(requests: Counter[str]) -> Counter[str]:
+    """Commit writes counted as PutObject (the proxy names them DeltaCommit etc.)."""
+    out: Counter[str] = Counter()
+    for name, n in requests.items():
+        out["PutObject" if name in COMMITS else name] += n
+    return out
+
+
+def counted(proxy: FaultProxy, run: Callable[[], Any]) -> tuple[Counter[str], float, Any]:
+    """The requests the proxy saw while `run` ran (nothing else talks to it), seconds, result."""
+    before = Counter(proxy.stats()["requests"])
+    started = time.monotonic()
+    result = run()
+    seconds = time.monotonic() - started
+    after = Counter(proxy.stats()["requests"])
+    return folded(after - before), seconds, result
+
+
+def upload(endpoint: str, bucket: str, files: Sequence[SampleFile], threads: int = 8) -> None:
+    """PUT the objects straight to moto (which queues one notification per object)."""
+    s3 = client("s3", AwsSection(endpoint_url=endpoint), max_pool_connections=threads)
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda f: s3.put_object(Bucket=bucket, Key=f.key, Body=f.body), files))
+
+
+def event_body(bucket: str, key: str, size: int, etag: str) -> str:
+    """An S3 ObjectCreated:Put notification in the shape moto sends (for the baseline's queue)."""
+    obj = {"key": key, "size": size, "eTag": etag}
+    record = {"eventVersion": "2.1", "eventSource": "aws:s3", "awsRegion": "us-east-1",
+              "eventName": "ObjectCreated:Put",
+              "s3": {"bucket": {"name": bucket, "arn": f"arn:aws:s3:::{bucket}"}, "object": obj}}
+    return json.dumps({"Records": [record]})
+
+
+def fill_baseline_queue(endpoint: str, stack: Stack, files: Sequence[SampleFile]) -> str:
+    """A second queue holding one notification per uploaded object, sent straight to moto."""
+    aws = AwsSection(endpoint_url=endpoint)
+    s3, sqs = client("s3", aws), client("sqs", aws)
+    url = sqs.create_queue(QueueName="baseline", Attributes={"VisibilityTimeout": "300"})["QueueUrl"]
+    bodies = []
+    for f in files:
+        head = s3.head_object(Bucket=stack.bucket, Key=f.key)
+        bodies.append(event_body(stack.bucket, f.key, head["ContentLength"], head["ETag"].strip('"')))
+    for i in range(0, len(bodies), 10):
+        sqs.send_message_batch(QueueUrl=url, Entries=[
+            {"Id": str(j), "MessageBody": b} for j, b in enumerate(bodies[i:i + 10])])
+    return url
+
+
+def hudi_style_loop(endpoint: str, queue_url: str) -> tuple[int, int]:
+    """5 messages a round, serial: ReceiveMessage, then per message a HeadObject (for its
+    metadata) and a DeleteMessage, until a receive comes back empty. Returns (messages, receives)."""
+    aws = AwsSection(endpoint_url=endpoint)
+    s3, sqs = client("s3", aws), client("sqs", aws)
+    messages = receives = 0
+    while True:
+        receives += 1
+        batch = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=5,
+                                    WaitTimeSeconds=1).get("Messages", [])
+        if not batch:
+            return messages, receives
+        for m in batch:
+            obj = json.loads(m["Body"])["Records"][0]["s3"]
+            s3.head_object(Bucket=obj["bucket"]["name"], Key=obj["object"]["key"])
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=m["ReceiptHandle"])
+            messages += 1
+
+
+def summary_line(log: Path) -> dict[str, Any]:
+    """The job's last JSON `summary` log line (empty if it has none)."""
+    found: dict[str, Any] = {}
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{") and '"summary"' in line:
+            try:
+                found = json.loads(line)
+            except ValueError:
+                continue
+    return found
+
+
+def run_job(argv: list[str], log: Path, jars: str | None, timeout: float = 1800) -> dict[str, Any]:
+    """Run a job to its end; its summary line. Raises RuntimeError on a non-zero exit."""
+    with open(log, "wb") as out:
+        code = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=job_env(jars),
+                              timeout=timeout, check=False).returncode
+    if code != 0:
+        raise RuntimeError(f"{argv[2]} exited {code}; see {log}")
+    return summary_line(log)
+
+
+def poller_argv(endpoint: str, queue_url: str, stack: Stack, lake: str) -> list[str]:
+    """`lakeinlet-poll --until-empty` with its defaults (4 receivers, batch 1000, 20 s wait)."""
+    return [sys.executable, "-m", "lakeinlet.sources", "--queue-url", queue_url,
+            "--changelog", f"s3://{lake}/changelog", "--endpoint-url", endpoint,
+            "--bucket", stack.bucket, "--until-empty", "--log-format", "json"]
+
+
+def loader_argv(endpoint: str, lake: str, fmt: str, catalog: Path) -> list[str]:
+    """`lakeinlet-load run --drain` into `s3://<lake>/orders_<fmt>` (defaults: 1000 files a batch)."""
+    argv = [sys.executable, "-m", "lakeinlet.incremental.job", "run", "--drain",
+            "--changelog", f"s3://{lake}/changelog", "--table", f"s3://{lake}/orders_{fmt}",
+            "--target-format", fmt, "--endpoint-url", endpoint, "--source-format", "parquet",
+            "--schema", SCHEMA_DDL, "--master", "local[2]", "--shuffle-partitions", "2",
+            "--log-format", "json"]
+    if fmt == "iceberg":
+        argv += ["--iceberg-catalog-uri", f"jdbc:sqlite:{catalog}", "--iceberg-table", "bench.orders"]
+    return argv
+
+
+class Row:
+    """One measured job: its requests by operation, seconds, and messages it received."""
+
+    def __init__(self, name: str, requests: Counter[str], seconds: float, messages: int = 0) -> None:
+        self.name, self.requests, self.seconds, self.messages = name, requests, seconds, messages
+
+    def cells(self) -> list[int]:
+        """Counts of COLUMNS, then every other operation together."""
+        main = [self.requests.get(c, 0) for c in COLUMNS]
+        return [*main, sum(self.requests.values()) - sum(main)]
+
+    def others(self) -> str:
+        rest = sorted((n, api) for api, n in self.requests.items() if api not in COLUMNS)
+        return ", ".join(f"{api} {n}" for n, api in reversed(rest)) or "none"
+
+
+def prepare(endpoint: str, n: int) -> tuple[Stack, str, list[SampleFile]]:
+    """Bucket, queue and notifications on moto; `n` small parquet objects uploaded under `in/`."""
+    stack = provision(endpoint, bucket="landing", queue="events", prefix=NOTIFIED)
+    client("s3", AwsSection(endpoint_url=endpoint)).create_bucket(Bucket="lake")
+    files = make_files("parquet", n, 5, prefix=NOTIFIED)
+    upload(endpoint, stack.bucket, files)
+    return stack, "lake", files
+
+
+def measure(proxy: FaultProxy, stack: Stack, files: list[SampleFile], formats: list[str],
+            jars: str, work: Path) -> list[Row]:
+    """Poller, then a loader per format, then the Hudi-style loop; each counted on its own."""
+    queue_url = stack.queue_url.replace(stack.endpoint, proxy.endpoint)
+    rows = []
+    reqs, secs, summ = counted(proxy, lambda: run_job(
+        poller_argv(proxy.endpoint, queue_url, stack, "lake"), work / "poller.log", jars))
+    rows.append(Row("lakeinlet-poll", reqs, secs, int(summ.get("messages", 0))))
+    for fmt in formats:
+        reqs, secs, summ = counted(proxy, lambda f=fmt: run_job(  # type: ignore[misc]
+            loader_argv(proxy.endpoint, "lake", f, work / "iceberg.db"), work / f"load-{f}.log", jars))
+        if summ.get("loaded", 0) != len(files):
+            print(f"note: {fmt} loader: {summ.get('loaded')} objects loaded, expected {len(files)}")
+        rows.append(Row(f"lakeinlet-load {fmt}", reqs, secs))
+    baseline_url = fill_baseline_queue(stack.endpoint, stack, files).replace(stack.endpoint, proxy.endpoint)
+    reqs, secs, (msgs, _) = counted(proxy, lambda: hudi_style_loop(proxy.endpoint, baseline_url))
+    rows.append(Row("Hudi-style loop", reqs, secs, msgs))
+    return rows
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load avg {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cpus)"
+
+
+def print_tables(rows: list[Row], n: int) -> None:
+    head = f"{'job':<22}" + "".join(f"{SHORT[c]:>9}" for c in COLUMNS) + f"{'others':>8}"
+    print(f"\nrequests by operation ({n:,} events). Receive, Delete, DelBatch, VisBatch: ReceiveMessage,"
+          " DeleteMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch; PUT includes table commits")
+    print(head + f"{'total':>8}{'seconds':>9}")
+    for r in rows:
+        print(f"{r.name:<22}" + "".join(f"{v:>9}" for v in r.cells()[:-1])
+              + f"{r.cells()[-1]:>8}{sum(r.requests.values()):>8}{r.seconds:>9.1f}")
+    print("\nper 1,000 events, and USD per million events at us-east-1 list prices")
+    print(head + f"{'$/M events':>12}")
+    for r in rows:
+        print(f"{r.name:<22}" + "".join(f"{v * 1000 / n:>9.1f}" for v in r.cells()[:-1])
+              + f"{r.cells()[-1] * 1000 / n:>8.1f}{cost(r.requests) * 1e6 / n:>12.2f}")
+    print("\nother operations:")
+    for r in rows:
+        print(f"  {r.name}: {r.others()}")
+
+
+def per_receive(r: Row, final_empty: int = 0) -> float:
+    receives = r.requests.get("ReceiveMessage", 0) - final_empty
+    return r.messages / receives if receives > 0 else float("nan")
+
+
+def print_goals(rows: list[Row], n: int, queued: int, receivers: int = 4) -> None:
+    """Ratios against the baseline, and the issue's two goals (reported, never asserted)."""
+    poller, base = rows[0], rows[-1]
+    loaders = rows[1:-1]
+    if poller.messages > queued:  # bench/poller.py saw moto hand a message to two receivers too
+        print(f"\nnote: the poller received {poller.messages} messages for {queued} queued: "
+              f"{poller.messages - queued} redeliveries, counted in its requests")
+    print(f"\nratios, lakeinlet cost / Hudi-style loop cost (same {n:,} messages, same run):")
+    print(f"  poller alone: {cost(poller.requests) / cost(base.requests):.3f}x "
+          "(both consume the queue; the loop also HEADs each object and loads nothing)")
+    for r in loaders:
+        both = cost(poller.requests) + cost(r.requests)
+        print(f"  poller + {r.name}: {both / cost(base.requests):.3f}x (the loader also reads and "
+              "commits the data, which the loop does not)")
+    print(f"\nmessages per ReceiveMessage: poller {per_receive(poller):.2f} over all receives, "
+          f"{per_receive(poller, receivers):.2f} without the {receivers} empty receives that end a "
+          f"drain (at least one per receiver); Hudi-style loop {per_receive(base):.2f} "
+          "(its max is 5)")
+    print(f"goal ≥ 9 messages per ReceiveMessage under backlog: poller "
+          f"{per_receive(poller, receivers):.2f}")
+    for r in loaders:
+        print(f"goal no per-message HEAD when the event has size and etag: {r.name} makes "
+              f"{r.requests.get('HeadObject', 0) * 1000 / n:.0f} HEADs per 1,000 events; "
+              "1,000 of them are the loader's own check (incremental/loader.py `_check`, one HEAD "
+              "per planned object); the rest come from Spark's s3a and the table, ledger and "
+              "changelog reads (the proxy does not tell clients apart)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="300 objects instead of 2,000")
+    ap.add_argument("--objects", type=int, default=0, help="objects (events); overrides --quick")
+    ap.add_argument("--formats", default="delta",
+                    help="loader targets, e.g. delta,hudi,iceberg; '' runs no loader")
+    args = ap.parse_args(argv)
+    n = args.objects or (300 if args.quick else 2000)
+    jars = os.environ.get("LAKEINLET_JARS") or str(ROOT / ".jars")
+    work = ROOT / ".bench" / "api_cost"
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.update(TEST_CREDENTIALS)
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+    print(f"python {sys.version.split()[0]}, {n:,} objects, formats {args.formats}; {load()}")
+    with MotoServer(log=str(work / "moto.log")) as moto:
+        stack, _, files = prepare(moto.endpoint, n)
+        queued = queue_left(moto.endpoint, stack.queue_url)
+        print(f"queued notifications: {queued} (one is moto's s3:TestEvent)")
+        with FaultProxy(moto.endpoint, FaultPlan(), 0, work / "faults.jsonl") as proxy:
+            formats = [f for f in args.formats.split(",") if f]  # "": the poller and the loop only
+            rows = measure(proxy, stack, files, formats, jars, work)
+    print_tables(rows, n)
+    print_goals(rows, n, queued)
+    print(f"\n{load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
