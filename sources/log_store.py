@@ -97,13 +97,19 @@ class S3Store:
                     raise answer.error from None
         raise TransientError(f"conditional PUT of s3://{self.bucket}/{self._key(path)} kept racing")
 
-    def get(self, path: str) -> bytes | None:
-        try:
-            return bytes(self._call("GET", path)["Body"].read())
-        except _Answered as answer:
-            if answer.code in ("NoSuchKey", "404"):
-                return None
-            raise answer.error from None
+    def get(self, path: str, attempts: int = 3) -> bytes | None:
+        """The object's bytes, or None if there is none; a body cut short is read again."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return bytes(self._call("GET", path)["Body"].read())
+            except _Answered as answer:
+                if answer.code in ("NoSuchKey", "404"):
+                    return None
+                raise answer.error from None
+            except BotoCoreError as exc:  # ResponseStreamingError: the connection broke mid-body
+                if attempt == attempts:
+                    raise TransientError(f"GET s3://{self.bucket}/{self._key(path)}: {exc}") from exc
+        raise AssertionError("unreachable")
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         key = self._key(path)

@@ -3,19 +3,23 @@ versions, an uncertain commit, another writer's metadata change, the fallback, c
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from botocore.exceptions import ResponseStreamingError
 from deltalake import DeltaTable, write_deltalake
 
+from lakeinlet.aws import AwsSection
 from lakeinlet.changelog import DeltaChangelog, changelog_table
+from lakeinlet.errors import TransientError
 from lakeinlet.events import ObjectEvent, ReceivedEvent, to_changelog_table
 from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
 from lakeinlet.sources.delta_append import DeltaAppender, LogState, TableChanged, log_path
-from lakeinlet.sources.log_store import LocalStore
+from lakeinlet.sources.log_store import LocalStore, S3Store
 from tests.conftest import received_rows
 
 pytestmark = pytest.mark.unit
@@ -131,3 +135,34 @@ def test_checkpoints_are_written_every_interval(tmp_path: Path) -> None:
     log = sorted(p.name for p in (tmp_path / "cl" / "_delta_log").glob("*.checkpoint.parquet"))
     assert log == [f"{v:020d}.checkpoint.parquet" for v in (5, 10)]
     assert DeltaTable(uri).count() == 12
+
+
+class CutBody:
+    """A GetObject body whose read breaks off, as a connection reset mid-body does."""
+
+    def read(self) -> bytes:
+        raise ResponseStreamingError(error="IncompleteRead(16 bytes read, 1008 more expected)")
+
+
+class FlakyS3:
+    """get_object answers with a cut body `cuts` times, then with the object's bytes."""
+
+    def __init__(self, cuts: int) -> None:
+        self.cuts, self.calls = cuts, 0
+
+    def get_object(self, **_: object) -> dict[str, object]:
+        self.calls += 1
+        return {"Body": CutBody() if self.calls <= self.cuts else io.BytesIO(b"commit")}
+
+
+def test_a_log_read_cut_short_is_read_again() -> None:
+    s3 = FlakyS3(cuts=2)
+    assert S3Store("s3://b/cl", AwsSection(), s3).get(log_path(3)) == b"commit"
+    assert s3.calls == 3
+
+
+def test_a_log_read_that_keeps_breaking_is_a_transient_error() -> None:
+    s3 = FlakyS3(cuts=5)
+    with pytest.raises(TransientError, match="IncompleteRead"):
+        S3Store("s3://b/cl", AwsSection(), s3).get(log_path(3))
+    assert s3.calls == 3
