@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import (
     FILTERED,
+    FINAL,
     LOADED,
     MISSING,
+    REMOVED,
     START,
     TOO_LARGE,
     LoadPlan,
@@ -93,6 +95,7 @@ class Loader:
     clock: Callable[[], float] = time.monotonic
     _writing: bool = field(default=False, init=False, repr=False)
     _head_version: int = field(default=-1, init=False, repr=False)
+    _pending: list[tuple[int, str, list[Outcome]]] = field(default_factory=list, init=False, repr=False)
 
     def _crash(self, step: str) -> None:
         if self.crash_at == step:
@@ -119,7 +122,7 @@ class Loader:
 
     def plan(self, start: Position) -> LoadPlan:
         rows, sizes = self.changelog.rows_after(start, self.caps.max_files)
-        return plan_batch(rows, start, self.caps, self.filters, sizes, self.ledger.known)
+        return plan_batch(rows, start, self.caps, self.filters, sizes, self._known)
 
     def run_batch(self) -> BatchReport | None:
         """Plan, read, commit and record one batch; None when the changelog is caught up.
@@ -180,7 +183,7 @@ class Loader:
                                                        plan.decided, crash=self._crash)
         seconds["commit"] = self.clock() - t0 - sum(seconds.values())
         self._crash("committed")
-        self.ledger.append(outcomes, version, batch_id)
+        self._append_ledger(outcomes, version, batch_id)
         self._crash("ledger_written")
         seconds["total"] = self.clock() - t0
         return BatchReport(batch_id, plan, version, tuple(outcomes), seconds)
@@ -190,7 +193,7 @@ class Loader:
         per target version, and repaired from the target's history after a crash)."""
         if self.quarantine is not None:
             self.quarantine.commit(batch_id, version)
-        self.ledger.append(outcomes, version, batch_id)
+        self._append_ledger(outcomes, version, batch_id)
 
     def _check(self, plan: LoadPlan) -> tuple[list[PlannedObject], list[Outcome], dict[Ref, ObjectHead]]:
         """HEAD every object to read: gone, empty, too large or overwritten ones are decided."""
@@ -205,13 +208,32 @@ class Loader:
         return readable, decided, {k: h for k, h in heads.items() if isinstance(h, ObjectHead)}
 
     def _catch_up(self) -> None:
-        """Before planning: the ledger knows every target commit up to the checkpoint this batch
-        starts from, whoever made it. Another loader may have committed and not appended its
-        ledger rows yet (or died first); planning without them would load a duplicate
-        notification of an object that commit loaded, and our own ledger append would move the
-        ledger past that commit for good."""
-        if self._head_version > self.ledger.last_target_version():
+        """Before planning: the target commits up to the checkpoint this batch starts from that
+        the ledger does not hold yet (another loader committed and has not appended its ledger
+        rows, or died first). Planning counts their objects as known, or a duplicate
+        notification of one would load again; they are written to the ledger with ours
+        (`_append_ledger`), not here, so two loaders do not both record one commit."""
+        watermark = self.ledger.last_target_version()
+        self._pending = self.target.batches_after(watermark) if self._head_version > watermark else []
+
+    def _known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]:
+        """The ledger's known refs among `objs`, with the pending commits' outcomes on top."""
+        refs = self.ledger.known(objs)
+        for _, _, outcomes in self._pending:  # oldest first: a later removal unloads a key
+            for o in outcomes:
+                if o.status == REMOVED:
+                    refs = {r for r in refs if r[:2] != (o.obj.bucket, o.obj.key)}
+                elif o.status in FINAL:
+                    refs.add(o.obj.ref)
+        return {o.ref for o in objs if o.ref in refs}
+
+    def _append_ledger(self, outcomes: Sequence[Outcome], version: int, batch_id: str) -> None:
+        """Our batch's ledger rows; when an earlier target commit is still unrecorded (its
+        loader died before its ledger append), the ledger is repaired from the target first,
+        which records ours too: the ledger never moves past a commit it does not hold."""
+        if self._pending and self.ledger.last_target_version() < self._head_version:
             self.repair()
+        self.ledger.append(outcomes, version, batch_id)  # a no-op when repair recorded it
 
     def repair(self) -> int:
         """Record the target commits a crashed run left unrecorded (quarantine, then ledger: a
