@@ -6,12 +6,15 @@ its checkpoint added, through the change data feed (append-only, so no extra fil
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
 from lakeinlet.delta_io import open_table
@@ -21,6 +24,11 @@ TABLE_PROPERTIES = {"delta.enableChangeDataFeed": "true", "delta.appendOnly": "t
 META_PREFIX = "lakeinlet."
 _EPOCH, _MICRO = datetime(1970, 1, 1, tzinfo=UTC), timedelta(microseconds=1)
 _TS = CHANGELOG_SCHEMA.field("event_time").type
+# delta-rs retries a commit that lost the race for a version (15 times by default, at once). Pollers
+# appending blind commit far faster than delta-rs re-reads the log, so under a burst of them it can
+# lose 15 races in a row (seen in CI: 4 pollers and a backfill on one changelog). Each append gets
+# more tries, then a few more rounds after a random pause.
+COMMIT_RETRIES, COMMIT_ROUNDS, ROUND_PAUSE_S = 50, 5, 0.5
 
 
 def changelog_table(rows: list[ReceivedEvent]) -> pa.Table:
@@ -84,10 +92,19 @@ class DeltaChangelog:
         """
         if not rows:
             return self.head_version()
-        props = CommitProperties(custom_metadata={META_PREFIX + k: v for k, v in metadata.items()})
-        write_deltalake(self.uri, changelog_table(rows), mode="append",
-                        partition_by=CHANGELOG_PARTITION_BY, configuration=TABLE_PROPERTIES,
-                        storage_options=self._options, commit_properties=props)
+        props = CommitProperties(custom_metadata={META_PREFIX + k: v for k, v in metadata.items()},
+                                 max_commit_retries=COMMIT_RETRIES)
+        data = changelog_table(rows)
+        for round_ in range(1, COMMIT_ROUNDS + 1):
+            try:
+                write_deltalake(self.uri, data, mode="append",
+                                partition_by=CHANGELOG_PARTITION_BY, configuration=TABLE_PROPERTIES,
+                                storage_options=self._options, commit_properties=props)
+                break
+            except CommitFailedError:  # no version taken: every try found its version written
+                if round_ == COMMIT_ROUNDS:
+                    raise
+                time.sleep(random.uniform(0, ROUND_PAUSE_S * round_))  # jitter, not security
         dt = self.table()
         assert dt is not None
         return int(dt.version())
