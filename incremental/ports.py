@@ -72,8 +72,17 @@ class ChangelogPort(Protocol):
         ...
 
 
+OVERWRITTEN = "overwritten"
+"""`footer_rows`' answer for an object whose etag is no longer the HEAD's."""
+
+
 class ObjectStorePort(Protocol):
     def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | Unreadable]: ...
+
+    def footer_rows(self, objs: Sequence[PlannedObject], heads: Mapping[tuple[str, str], ObjectHead]
+                    ) -> dict[tuple[str, str], int | str]:
+        """Parquet footers' row counts (or OVERWRITTEN); objects left out were not read."""
+        ...
 
     def list(self, bucket: str, prefix: str) -> Iterator[ListedObject]: ...
 

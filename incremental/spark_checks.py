@@ -21,7 +21,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, SCHEMA_CONFLICT, PlannedObject
-from lakeinlet.incremental.ports import ObjectHead
+from lakeinlet.incremental.ports import OVERWRITTEN, ObjectHead
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.spark_reader import SparkReader
@@ -65,7 +65,8 @@ def problems(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref,
         elif (s is None or not s.rows) and o.size:
             failed[ref] = no_rows(reader, o, s)
     if reader.settings.source_format == "parquet":
-        failed |= short_of_footer(reader, [o for o in objs if (o.bucket, o.key) not in failed], seen)
+        failed |= short_of_footer(reader, [o for o in objs if (o.bucket, o.key) not in failed], seen,
+                                  heads)
     return failed
 
 
@@ -109,24 +110,38 @@ def root_cause(exc: BaseException) -> str:
     return (caused[-1][len("Caused by:"):].strip() if caused else (lines[0] if lines else repr(exc)))[:500]
 
 
-def short_of_footer(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref, Seen]) -> Failed:
+def short_of_footer(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref, Seen],
+                    heads: Mapping[Ref, ObjectHead]) -> Failed:
     """Parquet objects that yielded fewer rows than their footers promise (a corrupt row group
-    that `ignoreCorruptFiles` stopped at). Counting without columns reads footers only."""
+    that `ignoreCorruptFiles` stopped at). The footers are read by the object store (ranged GETs,
+    If-Match the HEAD's etag); those it could not read are counted by Spark (footers only)."""
+    objs = [o for o in objs if (o.bucket, o.key) in seen]
+    out: Failed = {}
+    promised: dict[Ref, int] = {}
+    found = reader.footers(objs, heads) if reader.footers is not None and objs else {}
+    for ref, n in found.items():
+        if n == OVERWRITTEN:
+            out[ref] = (FILTERED, "object overwritten during the load (its etag changed after the "
+                                  "read); its newer version's event loads it")
+        else:
+            promised[ref] = int(n)
+    promised |= spark_footer_rows(reader, [o for o in objs if (o.bucket, o.key) not in found])
+    for ref, n in promised.items():
+        if seen[ref].rows < n:
+            out[ref] = (CORRUPT, f"read {seen[ref].rows} rows but the Parquet footer says {n}: "
+                                 "a row group is corrupt")
+    return out
+
+
+def spark_footer_rows(reader: SparkReader, objs: Sequence[PlannedObject]) -> dict[Ref, int]:
+    """Footer row counts through Spark: a count without columns reads footers only."""
     if not objs:
         return {}
-    paths = {reader.uri(o): o for o in objs}
     counted = reader.reader().load([reader.load_path(o) for o in objs]) \
         .select(F.col("_metadata.file_path").alias("p")).groupBy("p").count().collect()
     jpath = reader.spark._jvm.org.apache.hadoop.fs.Path
-    by_path = {jpath(u).toUri().toString(): o for u, o in paths.items()}
-    out: Failed = {}
-    for r in counted:
-        o = by_path.get(r["p"])
-        got = seen.get((o.bucket, o.key)) if o else None
-        if o is not None and got is not None and got.rows < int(r["count"]):
-            out[(o.bucket, o.key)] = (CORRUPT, f"read {got.rows} rows but the Parquet footer says "
-                                               f"{r['count']}: a row group is corrupt")
-    return out
+    by_path = {jpath(reader.uri(o)).toUri().toString(): o for o in objs}
+    return {(o.bucket, o.key): int(r["count"]) for r in counted if (o := by_path.get(r["p"]))}
 
 
 def is_merge_conflict(exc: BaseException) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ FILE_SIZE, FILE_MTIME = "_lakeinlet_file_size", "_lakeinlet_file_mtime"
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
+FooterRows = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, int | str]]
 
 
 def parse_schema(text: str | None) -> T.StructType | None:
@@ -52,8 +53,11 @@ def parse_schema(text: str | None) -> T.StructType | None:
 class SparkReader:
     """Reads planned objects with Spark's native readers; nothing is written here."""
 
-    def __init__(self, spark: SparkSession, read: ReadSection, scheme: str) -> None:
-        self.spark, self.settings, self.scheme = spark, read, scheme
+    def __init__(self, spark: SparkSession, read: ReadSection, scheme: str,
+                 footers: FooterRows | None = None) -> None:
+        """`footers` reads Parquet footers' row counts without Spark (the object store's
+        `footer_rows`); without it Spark counts them, in a second job."""
+        self.spark, self.settings, self.scheme, self.footers = spark, read, scheme, footers
         self.schema = parse_schema(read.schema)
         self.text = read.source_format in ("json", "csv")
 

@@ -47,7 +47,8 @@ class Parts:
     def reader(self) -> Any:
         from lakeinlet.incremental.spark_reader import SparkReader
 
-        return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme)
+        return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
+                           footers=self.store().footer_rows)
 
     def loader(self, crash_at: str | None = None) -> Loader:
         cfg = self.config

@@ -1,17 +1,21 @@
-"""HEAD outcomes say what happened, from the error code: no such bucket, no such key, access denied."""
+"""HEAD outcomes say what happened, from the error code: no such bucket, no such key, access denied;
+Parquet footers' row counts read with ranged GETs."""
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ResponseStreamingError
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.incremental.model import PlannedObject
 from lakeinlet.incremental.objects import S3ObjectStore
-from lakeinlet.incremental.ports import ObjectHead, Unreadable
+from lakeinlet.incremental.ports import OVERWRITTEN, ObjectHead, Unreadable
 from tests.conftest import unique
 
 pytestmark = pytest.mark.integration
@@ -43,3 +47,50 @@ def test_access_denied_is_named_and_does_not_stop_the_run(aws: AwsSection) -> No
     heads = S3ObjectStore(aws, s3=DeniedS3()).head_many([obj("b", "secret.json")])
     found = heads[("b", "secret.json")]
     assert isinstance(found, Unreadable) and found.reason.startswith("access denied (403)")
+
+
+def _parquet(rows: int, row_group: int = 1000) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"n": list(range(rows)), "s": [f"v{i}" * 3 for i in range(rows)]}), sink,
+                   row_group_size=row_group)
+    return sink.getvalue()
+
+
+def test_footer_rows_come_from_ranged_gets_of_the_tail(aws: AwsSection,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    s3, bucket = client("s3", aws), unique("land")
+    s3.create_bucket(Bucket=bucket)
+    for key, body in {"small.parquet": _parquet(10), "many.parquet": _parquet(5000, 10),
+                      "text.parquet": b"not parquet at all\n" * 10, "gone.parquet": _parquet(3),
+                      "moved.parquet": _parquet(4)}.items():
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+    objs = [obj(bucket, k) for k in ("small.parquet", "many.parquet", "text.parquet", "gone.parquet",
+                                     "moved.parquet")]
+    store = S3ObjectStore(aws)
+    heads = {r: h for r, h in store.head_many(objs).items() if isinstance(h, ObjectHead)}
+    s3.delete_object(Bucket=bucket, Key="gone.parquet")
+    s3.put_object(Bucket=bucket, Key="moved.parquet", Body=_parquet(6))  # overwritten after its HEAD
+    gets: list[str] = []
+    real = store.s3.get_object
+    monkeypatch.setattr(store.s3, "get_object", lambda **kw: gets.append(kw["Range"]) or real(**kw))
+    monkeypatch.setattr("lakeinlet.incremental.objects.FOOTER_TAIL", 1024)  # many.parquet's is longer
+    found = store.footer_rows(objs, heads)
+    assert found == {(bucket, "small.parquet"): 10, (bucket, "many.parquet"): 5000,
+                     (bucket, "moved.parquet"): OVERWRITTEN}  # text and gone: Spark counts them
+    assert sorted(gets).count("bytes=-1024") == 5 and len(gets) == 6  # one object needed a second GET
+
+
+def test_footer_rows_read_a_cut_body_again(aws: AwsSection, monkeypatch: pytest.MonkeyPatch) -> None:
+    s3, bucket = client("s3", aws), unique("land")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="a.parquet", Body=_parquet(7))
+    store = S3ObjectStore(aws)
+    real, cuts = store.s3.get_object, [1]
+
+    def cut_once(**kw: Any) -> Any:
+        if cuts:
+            cuts.pop()
+            raise ResponseStreamingError(error="connection reset mid-body")
+        return real(**kw)
+    monkeypatch.setattr(store.s3, "get_object", cut_once)
+    assert store.footer_rows([obj(bucket, "a.parquet")], {}) == {(bucket, "a.parquet"): 7}
