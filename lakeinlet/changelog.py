@@ -17,7 +17,7 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
-from lakeinlet.delta_io import open_table
+from lakeinlet.delta_io import LatestTable, open_table
 from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedEvent
 
 TABLE_PROPERTIES = {"delta.enableChangeDataFeed": "true", "delta.appendOnly": "true"}
@@ -80,10 +80,14 @@ class DeltaChangelog:
     def __init__(self, uri: str, aws: AwsSection | None = None) -> None:
         self.uri = delta_uri(uri)
         self._options = storage_options(aws or AwsSection(), self.uri)
+        self._latest = LatestTable(self.uri, self._options)
 
     def table(self, version: int | None = None) -> DeltaTable | None:
-        """The changelog as a delta-rs table (newest or `version`), or None before the first commit."""
-        return open_table(self.uri, self._options, version)
+        """The changelog as a delta-rs table (newest or `version`), or None before the first commit.
+
+        The newest is kept open and brought up to date with the commits since (a loader that
+        runs on reads only those, not the log since the last checkpoint, on every batch)."""
+        return self._latest.get() if version is None else open_table(self.uri, self._options, version)
 
     def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
         """Commit `rows` as one new version, with `metadata` (keys prefixed `lakeinlet.`).
