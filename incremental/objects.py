@@ -13,7 +13,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.incremental.model import PlannedObject
-from lakeinlet.incremental.ports import OVERWRITTEN, ListedObject, ObjectHead, Unreadable
+from lakeinlet.incremental.ports import OVERWRITTEN, Footer, ListedObject, ObjectHead, Unreadable
 
 NOT_FOUND = {"404", "NoSuchKey", "NotFound", "NoSuchBucket"}
 CHANGED = {"412", "PreconditionFailed"}
@@ -71,17 +71,17 @@ class S3ObjectStore:
             heads = list(pool.map(self._head, objs))
         return {(o.bucket, o.key): h for o, h in zip(objs, heads, strict=True)}
 
-    def footer_rows(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead]
-                    ) -> dict[Ref, int | str]:
-        """Row counts the Parquet footers of `objs` promise, without Spark: a ranged GET of each
+    def footers(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead]
+                ) -> dict[Ref, Footer | str]:
+        """The Parquet footers of `objs` (row count, schema), without Spark: a ranged GET of each
         object's tail (a second one when the footer is longer), If-Match the HEAD's etag, in
-        parallel. Value: the count, or OVERWRITTEN when the object's etag is no longer the
-        HEAD's. An object left out could not be read here (the caller counts it another way)."""
+        parallel. OVERWRITTEN when the object's etag is no longer the HEAD's. An object left out
+        could not be read here (the caller reads it another way)."""
         with ThreadPoolExecutor(self.threads) as pool:
-            found = list(pool.map(lambda o: self._footer_rows(o, heads.get((o.bucket, o.key))), objs))
-        return {(o.bucket, o.key): n for o, n in zip(objs, found, strict=True) if n is not None}
+            found = list(pool.map(lambda o: self._footer(o, heads.get((o.bucket, o.key))), objs))
+        return {(o.bucket, o.key): f for o, f in zip(objs, found, strict=True) if f is not None}
 
-    def _footer_rows(self, obj: PlannedObject, head: ObjectHead | None) -> int | str | None:
+    def _footer(self, obj: PlannedObject, head: ObjectHead | None) -> Footer | str | None:
         etag = head.etag if head is not None else None
         for _ in range(3):  # a cut body is read again; any other failure: left to the caller
             try:
@@ -91,7 +91,8 @@ class S3ObjectStore:
                 need = int.from_bytes(tail[-8:-4], "little") + 8
                 if need > len(tail) and need <= size:
                     tail, size, etag = self._tail(obj, need, etag)
-                return int(pq.read_metadata(_Tail(tail, size)).num_rows)
+                meta = pq.read_metadata(_Tail(tail, size))
+                return Footer(int(meta.num_rows), meta.schema)
             except ClientError as exc:
                 code = str(exc.response.get("Error", {}).get("Code", ""))
                 return OVERWRITTEN if code in CHANGED else None

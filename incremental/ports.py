@@ -73,15 +73,24 @@ class ChangelogPort(Protocol):
 
 
 OVERWRITTEN = "overwritten"
-"""`footer_rows`' answer for an object whose etag is no longer the HEAD's."""
+"""`footers`' answer for an object whose etag is no longer the HEAD's."""
+
+
+@dataclass(frozen=True)
+class Footer:
+    """What a Parquet object's footer says: its row count and its Parquet schema."""
+
+    rows: int
+    schema: Any
+    """pyarrow's ParquetSchema (compared with `equals`)."""
 
 
 class ObjectStorePort(Protocol):
     def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | Unreadable]: ...
 
-    def footer_rows(self, objs: Sequence[PlannedObject], heads: Mapping[tuple[str, str], ObjectHead]
-                    ) -> dict[tuple[str, str], int | str]:
-        """Parquet footers' row counts (or OVERWRITTEN); objects left out were not read."""
+    def footers(self, objs: Sequence[PlannedObject], heads: Mapping[tuple[str, str], ObjectHead]
+                ) -> dict[tuple[str, str], Footer | str]:
+        """Parquet footers (or OVERWRITTEN); objects left out were not read."""
         ...
 
     def list(self, bucket: str, prefix: str) -> Iterator[ListedObject]: ...

@@ -21,7 +21,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, SCHEMA_CONFLICT, PlannedObject
-from lakeinlet.incremental.ports import OVERWRITTEN, ObjectHead
+from lakeinlet.incremental.ports import Footer, ObjectHead
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.spark_reader import SparkReader
@@ -55,7 +55,7 @@ def per_object(df: DataFrame, has_corrupt: bool) -> dict[Ref, Seen]:
 
 
 def problems(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref, Seen],
-             heads: Mapping[Ref, ObjectHead]) -> Failed:
+             heads: Mapping[Ref, ObjectHead], footers: Mapping[Ref, Footer]) -> Failed:
     """Objects whose rows must not be committed, with status and reason."""
     failed: Failed = {}
     for o in objs:
@@ -66,7 +66,7 @@ def problems(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref,
             failed[ref] = no_rows(reader, o, s)
     if reader.settings.source_format == "parquet":
         failed |= short_of_footer(reader, [o for o in objs if (o.bucket, o.key) not in failed], seen,
-                                  heads)
+                                  footers)
     return failed
 
 
@@ -111,26 +111,15 @@ def root_cause(exc: BaseException) -> str:
 
 
 def short_of_footer(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref, Seen],
-                    heads: Mapping[Ref, ObjectHead]) -> Failed:
+                    footers: Mapping[Ref, Footer]) -> Failed:
     """Parquet objects that yielded fewer rows than their footers promise (a corrupt row group
-    that `ignoreCorruptFiles` stopped at). The footers are read by the object store (ranged GETs,
-    If-Match the HEAD's etag); those it could not read are counted by Spark (footers only)."""
+    that `ignoreCorruptFiles` stopped at). The footers were read before the read (ranged GETs,
+    If-Match the HEAD's etag); Spark counts the rows of those that were not (footers only)."""
     objs = [o for o in objs if (o.bucket, o.key) in seen]
-    out: Failed = {}
-    promised: dict[Ref, int] = {}
-    found = reader.footers(objs, heads) if reader.footers is not None and objs else {}
-    for ref, n in found.items():
-        if n == OVERWRITTEN:
-            out[ref] = (FILTERED, "object overwritten during the load (its etag changed after the "
-                                  "read); its newer version's event loads it")
-        else:
-            promised[ref] = int(n)
-    promised |= spark_footer_rows(reader, [o for o in objs if (o.bucket, o.key) not in found])
-    for ref, n in promised.items():
-        if seen[ref].rows < n:
-            out[ref] = (CORRUPT, f"read {seen[ref].rows} rows but the Parquet footer says {n}: "
-                                 "a row group is corrupt")
-    return out
+    promised = {(o.bucket, o.key): f.rows for o in objs if (f := footers.get((o.bucket, o.key)))}
+    promised |= spark_footer_rows(reader, [o for o in objs if (o.bucket, o.key) not in promised])
+    return {ref: (CORRUPT, f"read {seen[ref].rows} rows but the Parquet footer says {n}: a row "
+                           "group is corrupt") for ref, n in promised.items() if seen[ref].rows < n}
 
 
 def spark_footer_rows(reader: SparkReader, objs: Sequence[PlannedObject]) -> dict[Ref, int]:

@@ -25,8 +25,8 @@ from pyspark.sql.window import Window
 
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental import spark_checks as checks
-from lakeinlet.incremental.model import MISSING, PlannedObject
-from lakeinlet.incremental.ports import NOTHING_READ, ObjectHead, ReadBatch
+from lakeinlet.incremental.model import FILTERED, MISSING, PlannedObject
+from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
 from lakeinlet.incremental.settings import ReadSection
 
 CORRUPT_COL = "_corrupt_record"
@@ -35,7 +35,7 @@ FILE_SIZE, FILE_MTIME = "_lakeinlet_file_size", "_lakeinlet_file_mtime"
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
-FooterRows = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, int | str]]
+FooterReader = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, Footer | str]]
 
 
 def parse_schema(text: str | None) -> T.StructType | None:
@@ -54,9 +54,10 @@ class SparkReader:
     """Reads planned objects with Spark's native readers; nothing is written here."""
 
     def __init__(self, spark: SparkSession, read: ReadSection, scheme: str,
-                 footers: FooterRows | None = None) -> None:
-        """`footers` reads Parquet footers' row counts without Spark (the object store's
-        `footer_rows`); without it Spark counts them, in a second job."""
+                 footers: FooterReader | None = None) -> None:
+        """`footers` reads Parquet footers without Spark (the object store's `footers`): their
+        row counts are checked against the rows read, and a batch whose footers all have one
+        schema is read without merging schemas (a Spark job less). Without it Spark does both."""
         self.spark, self.settings, self.scheme, self.footers = spark, read, scheme, footers
         self.schema = parse_schema(read.schema)
         self.text = read.source_format in ("json", "csv")
@@ -68,14 +69,15 @@ class SparkReader:
         """The object's path with Hadoop glob characters escaped: `in/a[1].json` is that object."""
         return GLOB.sub(r"\\\1", self.uri(o))
 
-    def reader(self, strict: bool = False) -> Any:
-        """Spark's reader for the source format; `strict` fails on the first bad byte."""
+    def reader(self, strict: bool = False, merge: bool = True) -> Any:
+        """Spark's reader for the source format; `strict` fails on the first bad byte; `merge`
+        (Parquet without --schema) merges the files' schemas."""
         r = self.spark.read.format(self.settings.source_format).options(**self.settings.options)
         if self.text:
             r = r.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COL)
         elif not strict:
             r = r.option("ignoreCorruptFiles", "true")
-        if self.settings.source_format == "parquet" and self.schema is None:
+        if self.settings.source_format == "parquet" and self.schema is None and merge:
             r = r.option("mergeSchema", "true")
         if not strict:
             r = r.option("ignoreMissingFiles", "true")
@@ -88,24 +90,42 @@ class SparkReader:
              heads: Mapping[Ref, ObjectHead] | None = None) -> ReadBatch:
         """One Spark read over all objects, validated and counted per object (one job), cached."""
         failed: Failed = {}
-        raw, objs = self._load(objs, failed, table_schema)
+        footers = self._footers(objs, heads or {}, failed)
+        objs = [o for o in objs if (o.bucket, o.key) not in failed]
+        merge = not one_schema(objs, footers)
+        raw, objs = self._load(objs, failed, table_schema, merge)
         if raw is not None:
             raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)
         if raw is None or not objs:
             return ReadBatch(None, None, {}, {}, failed)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
         seen = checks.per_object(df, CORRUPT_COL in df.columns)
-        failed |= checks.problems(self, objs, seen, heads or {})
+        failed |= checks.problems(self, objs, seen, heads or {}, footers)
         return self._batch(df, seen, failed)
 
-    def _load(self, objs: Sequence[PlannedObject], failed: Failed,
-              table: Any | None) -> tuple[DataFrame | None, list[PlannedObject]]:
+    def _footers(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead],
+                 failed: Failed) -> dict[Ref, Footer]:
+        """Parquet footers read before Spark's read; an object overwritten since its HEAD is
+        not read at all (its newer version's event loads it)."""
+        if self.footers is None or self.settings.source_format != "parquet" or not objs:
+            return {}
+        out: dict[Ref, Footer] = {}
+        for ref, f in self.footers(objs, heads).items():
+            if isinstance(f, Footer):
+                out[ref] = f
+            elif f == OVERWRITTEN:
+                failed[ref] = (FILTERED, "object overwritten during the load (etag changed since "
+                                         "its HEAD); its newer version's event loads it")
+        return out
+
+    def _load(self, objs: Sequence[PlannedObject], failed: Failed, table: Any | None,
+              merge: bool = True) -> tuple[DataFrame | None, list[PlannedObject]]:
         """The bulk read; Spark checks that every path exists when planning the read, so an
         object deleted since the HEAD is set aside as missing and the read is planned again."""
         left = list(objs)
         while left:
             try:
-                return self.reader().load([self.load_path(o) for o in left]), left
+                return self.reader(merge=merge).load([self.load_path(o) for o in left]), left
             except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
                 if checks.is_merge_conflict(exc):
                     return checks.split_conflicting(self, left, failed, table)
@@ -162,6 +182,14 @@ class SparkReader:
         order = Window.partitionBy(*by_text).orderBy(F.monotonically_increasing_id())
         return malformed.withColumn("_n", F.row_number().over(order)) \
             .join(found, [*by_text, "_n"], "left").drop("_n")
+
+
+def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> bool:
+    """Whether every object's footer was read and all have the same Parquet schema (then
+    merging schemas changes nothing)."""
+    found = [footers.get((o.bucket, o.key)) for o in objs]
+    first = found[0] if found else None
+    return first is not None and all(f is not None and f.schema.equals(first.schema) for f in found)
 
 
 def _numbered(bucket: str, key: str) -> Any:

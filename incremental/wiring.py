@@ -48,7 +48,7 @@ class Parts:
         from lakeinlet.incremental.spark_reader import SparkReader
 
         return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
-                           footers=self.store().footer_rows)
+                           footers=self.store().footers)
 
     def loader(self, crash_at: str | None = None) -> Loader:
         cfg = self.config

@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError, ResponseStreamingError
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.incremental.model import PlannedObject
 from lakeinlet.incremental.objects import S3ObjectStore
-from lakeinlet.incremental.ports import OVERWRITTEN, ObjectHead, Unreadable
+from lakeinlet.incremental.ports import OVERWRITTEN, Footer, ObjectHead, Unreadable
 from tests.conftest import unique
 
 pytestmark = pytest.mark.integration
@@ -56,7 +56,7 @@ def _parquet(rows: int, row_group: int = 1000) -> bytes:
     return sink.getvalue()
 
 
-def test_footer_rows_come_from_ranged_gets_of_the_tail(aws: AwsSection,
+def test_footers_come_from_ranged_gets_of_the_tail(aws: AwsSection,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     s3, bucket = client("s3", aws), unique("land")
     s3.create_bucket(Bucket=bucket)
@@ -74,13 +74,16 @@ def test_footer_rows_come_from_ranged_gets_of_the_tail(aws: AwsSection,
     real = store.s3.get_object
     monkeypatch.setattr(store.s3, "get_object", lambda **kw: gets.append(kw["Range"]) or real(**kw))
     monkeypatch.setattr("lakeinlet.incremental.objects.FOOTER_TAIL", 1024)  # many.parquet's is longer
-    found = store.footer_rows(objs, heads)
-    assert found == {(bucket, "small.parquet"): 10, (bucket, "many.parquet"): 5000,
-                     (bucket, "moved.parquet"): OVERWRITTEN}  # text and gone: Spark counts them
+    found = store.footers(objs, heads)
+    rows = {k: (f.rows if isinstance(f, Footer) else f) for k, f in found.items()}
+    assert rows == {(bucket, "small.parquet"): 10, (bucket, "many.parquet"): 5000,
+                    (bucket, "moved.parquet"): OVERWRITTEN}  # text and gone: Spark reads them
+    small, many = found[(bucket, "small.parquet")], found[(bucket, "many.parquet")]
+    assert isinstance(small, Footer) and isinstance(many, Footer) and small.schema.equals(many.schema)
     assert sorted(gets).count("bytes=-1024") == 5 and len(gets) == 6  # one object needed a second GET
 
 
-def test_footer_rows_read_a_cut_body_again(aws: AwsSection, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_footers_read_a_cut_body_again(aws: AwsSection, monkeypatch: pytest.MonkeyPatch) -> None:
     s3, bucket = client("s3", aws), unique("land")
     s3.create_bucket(Bucket=bucket)
     s3.put_object(Bucket=bucket, Key="a.parquet", Body=_parquet(7))
@@ -93,4 +96,5 @@ def test_footer_rows_read_a_cut_body_again(aws: AwsSection, monkeypatch: pytest.
             raise ResponseStreamingError(error="connection reset mid-body")
         return real(**kw)
     monkeypatch.setattr(store.s3, "get_object", cut_once)
-    assert store.footer_rows([obj(bucket, "a.parquet")], {}) == {(bucket, "a.parquet"): 7}
+    found = store.footers([obj(bucket, "a.parquet")], {})[(bucket, "a.parquet")]
+    assert isinstance(found, Footer) and found.rows == 7

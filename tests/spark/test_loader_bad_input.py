@@ -168,11 +168,12 @@ class OverwritingStore(S3ObjectStore):
         return heads
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "json"])  # footer etag check; Spark's size/mtime check
 def test_object_overwritten_between_head_and_read_is_not_loaded_under_the_old_identity(
-        spark: Any, aws: AwsSection) -> None:
+        spark: Any, aws: AwsSection, fmt: str) -> None:
     landing, lake, s3 = new_lake(aws)
-    old, new = make_files("parquet", 1, 3)[0], make_files("parquet", 1, 10, start=5)[0]
-    p = parts(make_config(aws, lake), spark)
+    old, new = make_files(fmt, 1, 3)[0], make_files(fmt, 1, 10, start=5)[0]
+    p = parts(make_config(aws, lake, fmt), spark)
     first = put(s3, landing, "x.parquet", old.body)
     record(p.changelog, [first])
     loader = p.loader()
