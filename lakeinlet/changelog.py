@@ -9,10 +9,11 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
@@ -36,32 +37,30 @@ def changelog_table(rows: list[ReceivedEvent]) -> pa.Table:
 
     Same result as `events.to_changelog_table`, about 3x less CPU (profiled in the poller: the
     row-wise build was most of the changelog's cost per event): timestamps become epoch
-    microseconds here instead of datetimes converted one by one by Arrow, dates are cached.
+    microseconds here instead of datetimes converted one by one by Arrow, and the partition's
+    day is computed by Arrow from them (UTC).
     """
     ev = [r.event for r in rows]
-    days: dict[date, str] = {}
+    received = pa.array(_micros(r.received_at for r in rows), pa.int64()).view(_TS)
     columns = [[e.event_id for e in ev], [e.bucket for e in ev], [e.key for e in ev],
                [e.size for e in ev], [e.etag for e in ev], [e.version_id for e in ev],
                [e.sequencer for e in ev], [e.event_name for e in ev], _micros(e.event_time for e in ev),
                [e.region for e in ev], [e.envelope for e in ev], [r.message_id for r in rows],
-               _micros(r.received_at for r in rows), [r.poll_batch for r in rows],
-               [_day(r.received_at, days) for r in rows]]
-    arrays = [pa.array(c, pa.int64()).view(_TS) if f.type == _TS else pa.array(c, f.type)
+               received, [r.poll_batch for r in rows], _days(received)]
+    arrays = [c if isinstance(c, pa.Array) else
+              pa.array(c, pa.int64()).view(_TS) if f.type == _TS else pa.array(c, f.type)
               for c, f in zip(columns, CHANGELOG_SCHEMA, strict=True)]
     return pa.Table.from_arrays(arrays, schema=CHANGELOG_SCHEMA)
+
+
+def _days(timestamps: pa.Array) -> pa.Array:
+    """The UTC day (YYYY-MM-DD) of each timestamp."""
+    return pc.strftime(timestamps.cast(pa.timestamp("us", tz="UTC")), format="%Y-%m-%d")
 
 
 def _micros(values: Any) -> list[int]:
     """Epoch microseconds of datetimes (naive ones are taken as UTC, as Arrow takes them)."""
     return [((d if d.tzinfo else d.replace(tzinfo=UTC)) - _EPOCH) // _MICRO for d in values]
-
-
-def _day(ts: datetime, cache: dict[date, str]) -> str:
-    day = (ts if ts.tzinfo is UTC else ts.astimezone(UTC)).date()
-    text = cache.get(day)
-    if text is None:
-        text = cache[day] = day.isoformat()
-    return text
 
 
 @dataclass(frozen=True)

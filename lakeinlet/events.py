@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -39,10 +40,11 @@ class ObjectEvent:
     def is_removed(self) -> bool:
         return self.event_name.startswith(REMOVED)
 
-    @property
+    @cached_property
     def event_id(self) -> str:
         """Deterministic id: the same object event delivered twice gets the same id.
 
+        Computed once per event (the poller's duplicate check and the changelog row use it).
         Built from bucket, key, the most specific object identity the sender gave (version id,
         else sequencer, else etag, else event time) and the event name.
         """

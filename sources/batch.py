@@ -72,10 +72,10 @@ class OpenBatch:
             self.foreign[event.bucket] += 1
         elif not self.event_filter.type_wanted(event):
             self.unwanted += 1
-        elif event.event_id in self._event_ids:
+        elif (event_id := event.event_id) in self._event_ids:
             self.duplicates += 1
         else:
-            self._event_ids.add(event.event_id)
+            self._event_ids.add(event_id)
             self.rows.append(ReceivedEvent(event, message_id, received_at, self.poll_batch))
 
     def due(self, now: float, batch_size: int, batch_seconds: float) -> bool:
