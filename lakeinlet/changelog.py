@@ -120,7 +120,9 @@ class DeltaChangelog:
     def read_versions(self, after: int, until: int | None = None) -> pa.Table:
         """Rows added by versions `after+1 .. until` (inclusive), with `_commit_version` and
         `_commit_timestamp` columns; an empty table (same columns) when there are none."""
-        dt = self.table()
+        dt = self._latest.current() if until is not None else None
+        if dt is None or int(dt.version()) < (until or 0):  # the open version covers `until`: no update
+            dt = self.table()
         head = -1 if dt is None else int(dt.version())
         last = head if until is None else min(until, head)
         if dt is None or last <= after:

@@ -22,6 +22,10 @@ class LatestTable:
         self.uri, self.options = uri, options
         self._dt: DeltaTable | None = None
 
+    def current(self) -> DeltaTable | None:
+        """The version read last (no request), or None before the first `get`."""
+        return self._dt
+
     def get(self) -> DeltaTable | None:
         """The newest version, or None while the table does not exist."""
         if self._dt is None:
