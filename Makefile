@@ -61,6 +61,8 @@ bench: install jars
 	$(BIN)/python bench/loader_throughput.py --quick
 	$(BIN)/python bench/freshness.py --quick
 	$(BIN)/python bench/changelog_history.py --quick
+	$(BIN)/python bench/scaleout.py --quick
+	$(BIN)/python bench/api_cost.py --quick
 
 # A bounded, seeded chaos campaign (faults, SIGKILLs, every target format) and its table.
 SEED    ?= 1
