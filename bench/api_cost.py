@@ -269,9 +269,9 @@ def print_goals(rows: list[Row], n: int, queued: int, receivers: int = 4) -> Non
     for r in loaders:
         print(f"goal no per-message HEAD when the event has size and etag: {r.name} makes "
               f"{r.requests.get('HeadObject', 0) * 1000 / n:.0f} HEADs per 1,000 events; "
-              "1,000 of them are the loader's own check (incremental/loader.py `_check`, one HEAD "
-              "per planned object); the rest come from Spark's s3a and the table, ledger and "
-              "changelog reads (the proxy does not tell clients apart)")
+              "for Parquet the loader's own check is one ranged GET of each object's tail, not a "
+              "HEAD (incremental/objects.py); these come from Spark's s3a and the table, ledger "
+              "and changelog reads (the proxy does not tell clients apart)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,25 +33,57 @@ def translate(exc: ClientError, what: str) -> Exception:
 class S3ObjectStore:
     """HEADs planned objects in parallel and lists prefixes (for backfills)."""
 
-    def __init__(self, aws: AwsSection, threads: int = 16, s3: Any = None) -> None:
+    def __init__(self, aws: AwsSection, threads: int = 16, s3: Any = None, parquet: bool = False) -> None:
+        """`parquet`: the objects are Parquet, so the check before the read is a ranged GET of
+        each object's tail instead of a HEAD: the same answer (size, etag, mtime, or why it
+        cannot be read) plus the footer, which `footers` then serves without another request."""
         self.s3 = s3 or client("s3", aws, max_pool_connections=max(threads, 10))
-        self.threads = threads
+        self.threads, self.parquet = threads, parquet
         self._buckets: dict[str, bool] = {}
+        self._footers: dict[Ref, tuple[str | None, Footer]] = {}
 
     def _head(self, obj: PlannedObject) -> ObjectHead | Unreadable:
+        if self.parquet and (found := self._head_by_tail(obj)) is not None:
+            return found
         try:
             resp = self.s3.head_object(Bucket=obj.bucket, Key=obj.key)
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in NOT_FOUND:
-                return Unreadable(self._not_found(obj))
-            if code in DENIED:
-                return Unreadable(f"access denied ({code}) reading s3://{obj.bucket}/{obj.key}: the "
-                                  "loader's credentials may not read it; once they may, "
-                                  "`lakeinlet-load checkpoint reset` plans it again")
+            if (unreadable := self._unreadable(obj, code)) is not None:
+                return unreadable
             raise translate(exc, f"HEAD s3://{obj.bucket}/{obj.key}") from exc
         return ObjectHead(int(resp["ContentLength"]), str(resp.get("ETag", "")).strip('"') or None,
                           resp.get("LastModified"))
+
+    def _head_by_tail(self, obj: PlannedObject) -> ObjectHead | Unreadable | None:
+        """The HEAD's answer from a ranged GET of the tail, the footer kept for `footers`; None
+        when this GET cannot answer (an empty object's 416, an error after retries): HEAD then."""
+        try:
+            resp = self.s3.get_object(Bucket=obj.bucket, Key=obj.key, Range=f"bytes=-{FOOTER_TAIL}")
+            tail = resp["Body"].read()
+        except ClientError as exc:
+            return self._unreadable(obj, str(exc.response.get("Error", {}).get("Code", "")))
+        except BotoCoreError:
+            return None
+        total = str(resp.get("ContentRange", "")).rpartition("/")[2]
+        etag = str(resp.get("ETag", "")).strip('"') or None
+        head = ObjectHead(int(total) if total.isdigit() else len(tail), etag, resp.get("LastModified"))
+        try:
+            footer = self._parse(obj, tail, head.size, etag)
+        except (ClientError, BotoCoreError, OSError, ValueError):
+            footer = None  # `footers` tries again, or Spark counts
+        if isinstance(footer, Footer):
+            self._footers[(obj.bucket, obj.key)] = (etag, footer)
+        return head
+
+    def _unreadable(self, obj: PlannedObject, code: str) -> Unreadable | None:
+        if code in NOT_FOUND:
+            return Unreadable(self._not_found(obj))
+        if code in DENIED:
+            return Unreadable(f"access denied ({code}) reading s3://{obj.bucket}/{obj.key}: the "
+                              "loader's credentials may not read it; once they may, "
+                              "`lakeinlet-load checkpoint reset` plans it again")
+        return None
 
     def _not_found(self, obj: PlannedObject) -> str:
         """A HEAD 404 has no body: ask the bucket (once per bucket) which of the two is missing."""
@@ -67,6 +99,7 @@ class S3ObjectStore:
         return "object not found (deleted before the load)"
 
     def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | Unreadable]:
+        self._footers.clear()  # footers kept from the previous batch's checks
         with ThreadPoolExecutor(self.threads) as pool:
             heads = list(pool.map(self._head, objs))
         return {(o.bucket, o.key): h for o, h in zip(objs, heads, strict=True)}
@@ -83,16 +116,13 @@ class S3ObjectStore:
 
     def _footer(self, obj: PlannedObject, head: ObjectHead | None) -> Footer | str | None:
         etag = head.etag if head is not None else None
+        kept = self._footers.get((obj.bucket, obj.key))
+        if kept is not None and head is not None and kept[0] == etag:
+            return kept[1]  # read with the check before the read, from the same response
         for _ in range(3):  # a cut body is read again; any other failure: left to the caller
             try:
                 tail, size, etag = self._tail(obj, FOOTER_TAIL, etag)
-                if len(tail) < 12 or tail[-4:] != b"PAR1":
-                    return None
-                need = int.from_bytes(tail[-8:-4], "little") + 8
-                if need > len(tail) and need <= size:
-                    tail, size, etag = self._tail(obj, need, etag)
-                meta = pq.read_metadata(_Tail(tail, size))
-                return Footer(int(meta.num_rows), meta.schema)
+                return self._parse(obj, tail, size, etag)
             except ClientError as exc:
                 code = str(exc.response.get("Error", {}).get("Code", ""))
                 return OVERWRITTEN if code in CHANGED else None
@@ -101,6 +131,17 @@ class S3ObjectStore:
             except (OSError, ValueError):  # pyarrow could not parse it: Spark's count decides
                 return None
         return None
+
+    def _parse(self, obj: PlannedObject, tail: bytes, size: int, etag: str | None) -> Footer | None:
+        """The footer in `tail` (the object's last bytes), fetching the rest when it is longer
+        (If-Match `etag`); None when the bytes are not Parquet's."""
+        if len(tail) < 12 or tail[-4:] != b"PAR1":
+            return None
+        need = int.from_bytes(tail[-8:-4], "little") + 8
+        if need > len(tail) and need <= size:
+            tail, size, etag = self._tail(obj, need, etag)
+        meta = pq.read_metadata(_Tail(tail, size))
+        return Footer(int(meta.num_rows), meta.schema)
 
     def _tail(self, obj: PlannedObject, length: int, etag: str | None) -> tuple[bytes, int, str | None]:
         """The last `length` bytes (all of a shorter object), its size and etag."""

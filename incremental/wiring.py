@@ -27,6 +27,7 @@ class Parts:
     spark: Any = None
     target: Any = None
     """The TargetPort adapter (set by `build`)."""
+    _store: S3ObjectStore | None = None
 
     def session(self) -> Any:
         """The SparkSession: s3a when objects are read through s3a, plus the target format's."""
@@ -42,7 +43,11 @@ class Parts:
         return self.spark
 
     def store(self) -> S3ObjectStore:
-        return S3ObjectStore(self.config.aws, self.config.plan.head_threads)
+        """One store for the run: the footers its checks read serve the reader's row counts."""
+        if self._store is None:
+            self._store = S3ObjectStore(self.config.aws, self.config.plan.head_threads,
+                                        parquet=self.config.read.source_format == "parquet")
+        return self._store
 
     def reader(self) -> Any:
         from lakeinlet.incremental.spark_reader import SparkReader

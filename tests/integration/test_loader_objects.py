@@ -98,3 +98,30 @@ def test_footers_read_a_cut_body_again(aws: AwsSection, monkeypatch: pytest.Monk
     monkeypatch.setattr(store.s3, "get_object", cut_once)
     found = store.footers([obj(bucket, "a.parquet")], {})[(bucket, "a.parquet")]
     assert isinstance(found, Footer) and found.rows == 7
+
+
+def test_parquet_checks_are_one_ranged_get_that_answers_as_head_does_and_keeps_the_footer(
+        aws: AwsSection, monkeypatch: pytest.MonkeyPatch) -> None:
+    s3, bucket = client("s3", aws), unique("land")
+    s3.create_bucket(Bucket=bucket)
+    bodies = {"a.parquet": _parquet(10), "many.parquet": _parquet(5000, 10),
+              "text.parquet": b"not parquet\n", "empty.parquet": b""}
+    for key, body in bodies.items():
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+    objs = [obj(bucket, k) for k in [*bodies, "gone.parquet"]] + [obj(unique("nobucket"), "x.parquet")]
+    by_head = S3ObjectStore(aws).head_many(objs)
+    store = S3ObjectStore(aws, parquet=True)
+    calls: list[str] = []
+    for name in ("get_object", "head_object"):
+        real = getattr(store.s3, name)
+        monkeypatch.setattr(store.s3, name, lambda _r=real, _n=name, **kw: calls.append(_n) or _r(**kw))
+    monkeypatch.setattr("lakeinlet.incremental.objects.FOOTER_TAIL", 1024)
+    by_tail = store.head_many(objs)
+    assert by_tail == by_head  # same sizes, etags, mtimes and reasons as HEAD
+    assert calls.count("head_object") == 0
+    gets = len(calls)  # one per object, a second for many.parquet's long footer
+    heads = {r: h for r, h in by_tail.items() if isinstance(h, ObjectHead)}
+    found = store.footers([o for o in objs if (o.bucket, o.key) in heads], heads)
+    assert {k[1]: f.rows for k, f in found.items() if isinstance(f, Footer)} == {
+        "a.parquet": 10, "many.parquet": 5000}
+    assert len(calls) - gets == 2  # footers read no object twice: only text and empty are tried
