@@ -68,6 +68,18 @@ def ensure_venv(root: Path) -> Path:
     return python
 
 
+def venv_or_skip(work: Path, what: str) -> Path | None:
+    """The LocalStack venv's python under `work` (created on first use), or None after printing
+    why `what` is skipped (no Python 3.13+, or the install failed)."""
+    work.mkdir(exist_ok=True)
+    (work / ".gitignore").write_text("*\n")
+    try:
+        return ensure_venv(work / "localstack-venv")
+    except RuntimeError as exc:
+        print(f"SKIPPED {what}: {exc}")
+        return None
+
+
 class LocalStack:
     """LocalStack serving s3, sqs, sns, iam, sts on 127.0.0.1:`port`, as a context manager."""
 

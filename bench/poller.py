@@ -28,7 +28,7 @@ import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from _localstack import LocalStack, ensure_venv  # noqa: E402
+from _localstack import LocalStack, venv_or_skip  # noqa: E402
 from _source_common import WORK, NullChangelog, bodies, cpu_seconds, load, median, peak_rss_mb  # noqa: E402
 
 from lakeinlet.aws import AwsSection, client  # noqa: E402
@@ -222,12 +222,8 @@ def bench_moto(quick: bool) -> None:
 def bench_localstack(quick: bool) -> None:
     n = 10_000 if quick else 100_000
     print(f"\n== LocalStack: {n:,} messages drained, poller vs bare loop ==")
-    WORK.mkdir(exist_ok=True)
-    (WORK / ".gitignore").write_text("*\n")
-    try:
-        python = ensure_venv(WORK / "localstack-venv")
-    except RuntimeError as exc:
-        print(f"SKIPPED LocalStack figures: {exc}")
+    python = venv_or_skip(WORK, "LocalStack figures")
+    if python is None:
         return
     with LocalStack(python, free_port(), WORK / "localstack.log") as stack:
         print(f"LocalStack on {stack.endpoint} (loopback only)")

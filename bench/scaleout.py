@@ -24,7 +24,7 @@ import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from _localstack import LocalStack, ensure_venv  # noqa: E402
+from _localstack import LocalStack, venv_or_skip  # noqa: E402
 from _source_common import WORK, bodies, load  # noqa: E402
 from poller import bare_loop, send_all  # noqa: E402
 
@@ -71,12 +71,8 @@ def main() -> int:
     counts = [int(c) for c in args.processes.split(",")]
     os.environ.update({k: os.environ.get(k, v) for k, v in TEST_CREDENTIALS.items()})
     os.environ.pop("AWS_ENDPOINT_URL", None)
-    WORK.mkdir(exist_ok=True)
-    (WORK / ".gitignore").write_text("*\n")
-    try:
-        python = ensure_venv(WORK / "localstack-venv")
-    except RuntimeError as exc:
-        print(f"SKIPPED: {exc}")
+    python = venv_or_skip(WORK, "scale-out figures")
+    if python is None:
         return 0
     print(f"scale-out: {n:,} events a run, pollers {counts}, batch 1000, 4 receivers each; {load()}")
     with LocalStack(python, free_port(), WORK / "localstack.log") as stack, \
