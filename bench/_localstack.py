@@ -91,6 +91,12 @@ class LocalStack:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system, its waited-for children included) LocalStack used so far."""
+        assert self._proc is not None
+        fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
     def __enter__(self) -> LocalStack:
         env = os.environ | {"SERVICES": "s3,sqs,sns,iam,sts", "GATEWAY_SERVER": "hypercorn",
                             "GATEWAY_LISTEN": f"127.0.0.1:{self.port}", "PERSISTENCE": "0",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,9 +42,11 @@ def new_queue(endpoint: str) -> str:
                                 Attributes={"VisibilityTimeout": "300"})["QueueUrl"])
 
 
-def drain(endpoint: str, url: str, changelog: str, processes: int, logs: Path) -> tuple[float, list[float]]:
+def drain(endpoint: str, url: str, changelog: str, processes: int,
+          logs: Path) -> tuple[float, list[float], int]:
     """Start `processes` pollers at once; wait for each (os.wait4: its own peak RSS).
-    Returns (seconds from the start to the last exit, peak RSS MB per process)."""
+    Returns (seconds from the start to the last exit, peak RSS MB per process, changelog
+    versions the pollers found taken by another poller: `commit_conflicts` of their summaries)."""
     cmd = [str(POLL), "--queue-url", url, "--changelog", changelog, "--endpoint-url", endpoint,
            "--until-empty", "--batch-size", "1000", "--receivers", "4", "--wait-seconds", "20",
            "--drain-wait-seconds", "2"]
@@ -58,7 +61,14 @@ def drain(endpoint: str, url: str, changelog: str, processes: int, logs: Path) -
         rss.append(usage.ru_maxrss / 1024)
         if p.returncode != 0:
             print(f"  poller exited {p.returncode}; see {logs}/poll-{processes}-*.log")
-    return last - started, rss
+    conflicts = sum(int(m) for i in range(processes) for m in re.findall(
+        r"commit_conflicts=(\d+)", (logs / f"poll-{processes}-{i}.log").read_text(errors="replace")))
+    return last - started, rss, conflicts
+
+
+def server_share(cpu: float, seconds: float, events: int) -> str:
+    """LocalStack's CPU seconds per 1,000 events and its share of one core, as a column."""
+    return f"{cpu / events * 1000:.2f}s {cpu / seconds:>4.0%}"
 
 
 def main() -> int:
@@ -83,23 +93,32 @@ def main() -> int:
         bare_loop(ep, warm, wait=1)
         url = new_queue(ep)
         sent = send_all(ep, url, bodies(n))
+        cpu = stack.cpu_seconds()
         got, to_ack, _ = bare_loop(ep, url, wait=1)
-        bare_rate = got / to_ack
+        bare_rate, server = got / to_ack, server_share(stack.cpu_seconds() - cpu, to_ack, got)
         print(f"LocalStack on {ep}; sent {n:,} in {sent:.1f} s")
-        print(f"{'loop':<30}{'events':>9}{'seconds':>9}{'events/s':>10}{'vs bare':>9}{'commits':>9}"
-              f"{'rows':>9}{'dup ids':>9}{'missing':>9}  peak RSS MB per process")
-        print(f"{'bare Receive+DeleteBatch':<30}{got:>9,}{to_ack:>9.1f}{bare_rate:>10,.0f}{1:>9.2f}")
+        print(f"{'loop':<30}{'events':>9}{'seconds':>9}{'events/s':>10}{'vs bare':>9}{'server':>15}"
+              f"{'commits':>9}{'conflicts':>10}{'rows':>9}{'dup ids':>9}{'missing':>9}"
+              "  peak RSS MB per process")
+        print(f"{'bare Receive+DeleteBatch':<30}{got:>9,}{to_ack:>9.1f}{bare_rate:>10,.0f}{1:>9.2f}"
+              f"{server:>15}")
         for procs in counts:
             url, changelog = new_queue(ep), f"{tmp}/changelog-{procs}"
             send_all(ep, url, bodies(n, start=procs * 10_000_000))
-            secs, rss = drain(ep, url, changelog, procs, Path(tmp))
+            cpu = stack.cpu_seconds()
+            secs, rss, conflicts = drain(ep, url, changelog, procs, Path(tmp))
+            server = server_share(stack.cpu_seconds() - cpu, secs, n)
             table = pa.table(DeltaChangelog(changelog).read_versions(-1))
             ids = table.column("event_id").to_pylist()
             commits = DeltaChangelog(changelog).head_version() + 1
             rate = len(set(ids)) / secs
             print(f"{f'lakeinlet-poll x{procs}':<30}{len(set(ids)):>9,}{secs:>9.1f}{rate:>10,.0f}"
-                  f"{rate / bare_rate:>9.2f}{commits:>9,}{len(ids):>9,}{len(ids) - len(set(ids)):>9,}"
+                  f"{rate / bare_rate:>9.2f}{server:>15}{commits:>9,}{conflicts:>10,}{len(ids):>9,}"
+                  f"{len(ids) - len(set(ids)):>9,}"
                   f"{n - len(set(ids)):>9,}  {', '.join(f'{r:.0f}' for r in rss)}")
+    print("server: LocalStack's CPU seconds per 1,000 events and its share of one core over the "
+          "loop's seconds (near 100%: the server, not the client, sets the rate); conflicts: "
+          "changelog versions a poller found taken by another and retried at the next")
     print("seconds: pollers from process start (imports included) to the last exit (--until-empty with "
           "--drain-wait-seconds 2); bare loop to its last delete. 'dup ids': rows whose event id is "
           "already in the changelog (redeliveries); 'missing': events sent but not in the changelog")

@@ -34,6 +34,7 @@ class OpenDeltaChangelog(DeltaChangelog):
         self._store = store_for(self.uri, aws or AwsSection())
         self._appender: DeltaAppender | None = None
         self._delta_rs_only = False
+        self._conflicts = 0
 
     def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:
         """Commit `rows` as one version with `metadata` (keys prefixed `lakeinlet.`); returns it.
@@ -51,6 +52,12 @@ class OpenDeltaChangelog(DeltaChangelog):
         if version > 0 and version % appender.state.checkpoint_interval == 0:
             self._checkpoint(version)
         return version
+
+    @property
+    def conflicts(self) -> int:
+        """Versions another writer took first, counted by the blind appender (delta-rs's own
+        retries, after a fallback, are not counted)."""
+        return self._conflicts + (self._appender.conflicts if self._appender else 0)
 
     def _ready(self) -> DeltaAppender | None:
         """The appender, once the table exists and takes blind appends; None otherwise."""
@@ -76,6 +83,7 @@ class OpenDeltaChangelog(DeltaChangelog):
 
     def _use_delta_rs(self, reason: str) -> None:
         log.warning("changelog %s: writing through delta-rs from now on (%s)", self.uri, reason)
+        self._conflicts = self.conflicts
         self._appender, self._delta_rs_only = None, True
 
     def _checkpoint(self, version: int) -> None:

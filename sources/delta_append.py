@@ -64,6 +64,8 @@ class DeltaAppender:
         self._store, self._refresh, self._clock = store, refresh, clock
         self.state = state
         self._next = state.version + 1
+        self.conflicts = 0
+        """Versions found taken by another writer so far (each cost one GET and another try)."""
 
     def append(self, table: pa.Table, metadata: dict[str, str]) -> int:
         """Write `table`'s files, then commit them as one version; returns the version.
@@ -90,6 +92,7 @@ class DeltaAppender:
                 self._next = version + 1
                 return version
             taken += 1
+            self.conflicts += 1
             version = self._after_taken(version, theirs, taken)
 
     def _after_taken(self, version: int, theirs: bytes, taken: int) -> int:

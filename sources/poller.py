@@ -250,6 +250,7 @@ class Poller:
             self._keeper.release(batch.handles)  # left unacked: they come back after the timeout
             raise
         self._crash("after_commit")
+        self.summary.commit_conflicts = int(getattr(self._changelog, "conflicts", 0))
         t1 = self._clock()
         acks = self._acker.delete(batch.ack)
         moves = self._move_poison(batch.poison)

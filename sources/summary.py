@@ -46,6 +46,8 @@ class RunSummary:
     superseded: int = 0
     delete_failures: int = 0
     last_version: int | None = None
+    commit_conflicts: int = 0
+    """Changelog versions another poller committed first (each retried at the next version)."""
     seconds: float = 0.0
 
     def add(self, batch: OpenBatch, out: BatchOutcome) -> None:

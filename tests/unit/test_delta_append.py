@@ -78,6 +78,7 @@ def test_a_commit_that_landed_unseen_is_not_committed_twice(tmp_path: Path) -> N
     appender = DeltaAppender(UncertainStore(uri), LogState(0), lambda: LogState(0))
     assert appender.append(changelog_table(received_rows("b", 2)), {"poll_batch": "b"}) == 1
     assert appender.append(changelog_table(received_rows("c", 2)), {"poll_batch": "c"}) == 2
+    assert appender.conflicts == 0  # our own PUT, found landed, is not another writer's
     assert [c.metadata["poll_batch"] for c in DeltaChangelog(uri).commits()] == ["first", "b", "c"]
 
 
@@ -92,6 +93,7 @@ def test_versions_taken_by_another_writer_are_skipped(tmp_path: Path) -> None:
         theirs.append(received_rows(f"t{i}", 1), {"poll_batch": f"t{i}"})
     assert appender.append(changelog_table(received_rows("ours", 2)), {"poll_batch": "ours"}) == 3
     assert refreshed == []  # two taken versions are stepped over, not re-read
+    assert appender.conflicts == 2  # counted: the poller's summary reports them
     assert [c.metadata["poll_batch"] for c in DeltaChangelog(uri).commits()] == ["t0", "t1", "t2", "ours"]
 
 
