@@ -18,6 +18,7 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
+from lakeinlet.changelog_tail import ChangelogTail
 from lakeinlet.delta_io import LatestTable, open_table
 from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedEvent
 
@@ -80,6 +81,7 @@ class DeltaChangelog:
         self.uri = delta_uri(uri)
         self._options = storage_options(aws or AwsSection(), self.uri)
         self._latest = LatestTable(self.uri, self._options)
+        self._tail = ChangelogTail(self.uri, aws or AwsSection())
 
     def table(self, version: int | None = None) -> DeltaTable | None:
         """The changelog as a delta-rs table (newest or `version`), or None before the first commit.
@@ -119,7 +121,14 @@ class DeltaChangelog:
 
     def read_versions(self, after: int, until: int | None = None) -> pa.Table:
         """Rows added by versions `after+1 .. until` (inclusive), with `_commit_version` and
-        `_commit_timestamp` columns; an empty table (same columns) when there are none."""
+        `_commit_timestamp` columns; an empty table (same columns) when there are none.
+
+        With `until`, the rows are read from those versions' commit files when they hold only
+        what lakeinlet writes (see changelog_tail), else through delta-rs's change data feed."""
+        if until is not None and until > after:
+            fast = self._tail.rows(after, until)
+            if fast is not None:
+                return fast
         dt = self._latest.current() if until is not None else None
         if dt is None or int(dt.version()) < (until or 0):  # the open version covers `until`: no update
             dt = self.table()
@@ -133,14 +142,19 @@ class DeltaChangelog:
         return table.drop_columns([c for c in ("_change_type",) if c in table.column_names])
 
     def commits(self, after: int = -1, limit: int | None = None) -> list[CommitInfo]:
-        """Commit history after version `after`, oldest first (metadata query, no data read)."""
+        """Commit history after version `after`, oldest first: all of it, or the first `limit`
+        versions (metadata query, no data read). With `limit`, read from those versions' commit
+        files (see changelog_tail) when they are there, else through delta-rs."""
+        if limit is not None:
+            tail = self._tail.commits(after, limit)
+            if tail is not None:
+                return [_commit_info({**c.info, "version": c.version}) for c in tail]
         dt = self.table()
         if dt is None:
             return []
-        head = int(dt.version())
-        wanted = head - after if limit is None else min(limit, head - after)
-        out = [_commit_info(h) for h in dt.history(max(wanted, 0)) if int(h["version"]) > after]
-        return sorted(out, key=lambda c: c.version)
+        out = [_commit_info(h) for h in dt.history(max(int(dt.version()) - after, 0))
+               if int(h["version"]) > after]
+        return sorted(out, key=lambda c: c.version)[:limit]
 
     def version_at(self, when: datetime) -> int:
         """The newest version committed at or before `when` (-1 if none): resolves --to-time."""
