@@ -41,6 +41,7 @@ from lakeinlet.incremental.ports import (
     QuarantinePort,
     ReadBatch,
     ReaderPort,
+    Reread,
     TargetPort,
     Unreadable,
 )
@@ -158,17 +159,25 @@ class Loader:
         if plan.removals:
             return self._remove(plan, start, batch_id, seconds, t0)
         readable, decided, heads = self._check(plan)
-        batch = self.reader().read(readable, batch_id, self.target.schema(), heads) if readable \
-            else NOTHING_READ
-        seconds["read"] = self.clock() - t0 - seconds["plan"]
-        self._crash("read")
-        outcomes = [*plan.decided, *decided, *_read_outcomes(readable, batch)]
-        try:
-            if self.quarantine is not None and batch.malformed is not None:
-                self.quarantine.stage(batch.malformed, batch_id)
-            version = self.target.commit(batch, start, plan.end, batch_id, outcomes, crash=self._crash)
-        finally:
-            batch.release()
+        one_pass = bool(getattr(self.target, "checks_after_write", False))
+        while True:
+            batch = self.reader().read(readable, batch_id, self.target.schema(), heads,
+                                       single_pass=one_pass) if readable else NOTHING_READ
+            seconds.setdefault("read", self.clock() - t0 - seconds["plan"])
+            self._crash("read")
+            outcomes = [*plan.decided, *decided, *_read_outcomes(readable, batch)]
+            try:
+                if self.quarantine is not None and batch.malformed is not None:
+                    self.quarantine.stage(batch.malformed, batch_id)
+                version = self.target.commit(batch, start, plan.end, batch_id, outcomes, crash=self._crash)
+                break
+            except Reread as why:  # the one-pass write found something: read again, checking first
+                if not one_pass:
+                    raise
+                event(log, "reread", level=logging.INFO, batch_id=batch_id, reason=str(why))
+                one_pass, batch_id = False, f"{batch_id}-checked"
+            finally:
+                batch.release()
         seconds["commit"] = self.clock() - t0 - sum(seconds.values())
         self._crash("committed")
         self._record(outcomes, version, batch_id)

@@ -54,10 +54,27 @@ class ReadBatch:
     """Malformed JSON/CSV records kept for the quarantine table (a DataFrame), or None."""
     cached: tuple[Any, ...] = ()
     """What reading cached, freed by `release` once the batch is committed."""
+    verify: Callable[[], str | None] | None = None
+    """Set when `data` was not checked before it is written (one pass: the checks ride on the
+    write): after writing and before committing, the target calls `check_written`."""
 
     def release(self) -> None:
         for df in self.cached:
             df.unpersist()
+
+    def check_written(self) -> None:
+        """After the write, before the commit: the checks the write collected.
+
+        Raises:
+            Reread: something an object-by-object read must classify (the written files must
+                not be committed; the loader reads the batch again, checking before writing).
+        """
+        if self.verify is not None and (why := self.verify()) is not None:
+            raise Reread(why)
+
+
+class Reread(Exception):
+    """The one-pass write of a batch found something to classify per object (see ReadBatch)."""
 
 
 NOTHING_READ = ReadBatch(None, None, {}, {}, {})
@@ -98,9 +115,11 @@ class ObjectStorePort(Protocol):
 
 class ReaderPort(Protocol):
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
-             heads: Mapping[tuple[str, str], ObjectHead] | None = None) -> ReadBatch:
+             heads: Mapping[tuple[str, str], ObjectHead] | None = None,
+             single_pass: bool = False) -> ReadBatch:
         """Read the objects (one Spark read), validate them against their HEADs and the table's
-        schema, and count rows per object."""
+        schema, and count rows per object; with `single_pass`, the checks may ride on the write
+        (`ReadBatch.verify`) for a target that checks between writing and committing."""
         ...
 
 
@@ -109,6 +128,9 @@ class TargetPort(Protocol):
 
     uri: str
     app_id: str
+    checks_after_write: bool
+    """Whether it calls `ReadBatch.check_written` between writing and committing (then the reader
+    may check while writing, in one pass; Hudi's datasource commits as it writes: False)."""
 
     def checkpoint(self) -> Checkpoint: ...
 

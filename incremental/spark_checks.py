@@ -10,9 +10,10 @@ Each check runs on the error path or on a small per-object aggregate, never per 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
@@ -52,6 +53,44 @@ def per_object(df: DataFrame, has_corrupt: bool) -> dict[Ref, Seen]:
         F.max("_lakeinlet_file_size").alias("size"), F.max("_lakeinlet_file_mtime").alias("mtime"))
     return {(r["_source_bucket"], r["_source_key"]):
             Seen(int(r["rows"]), int(r["bad"]), r["size"], r["mtime"]) for r in agg.collect()}
+
+
+def one_pass_metrics() -> list[Any]:
+    """What a one-pass write observes: every row, rows without lineage, and per file (one entry
+    each unless it changed mid-read) its size and modification time as read."""
+    return [F.count(F.lit(1)).alias("rows"),
+            F.count_if(F.col("_source_key").isNull()).alias("unmatched"),
+            F.to_json(F.collect_set(F.struct(  # as JSON: an Observation returns arrays as Java objects
+                F.col("_source_bucket").alias("bucket"), F.col("_source_key").alias("key"),
+                F.col("_lakeinlet_file_size").alias("size"),
+                F.unix_millis(F.col("_lakeinlet_file_mtime")).alias("mtime")))).alias("files")]
+
+
+def one_pass(metrics: Mapping[str, Any], objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer],
+             heads: Mapping[Ref, ObjectHead]) -> str | None:
+    """Why the one-pass write of `objs` must not be committed (None: commit it). It holds when
+    every object was read once at the size and mtime its HEAD saw and the rows written are the
+    rows its footer promises: a read never yields more rows than a footer holds, so equal totals
+    mean every object is whole. Otherwise the batch is read again and checked object by object
+    (`problems`), which names the status of each."""
+    if metrics.get("unmatched"):
+        return f"{metrics['unmatched']} rows without lineage"
+    files: dict[Ref, Seen] = {}
+    for f in json.loads(metrics.get("files") or "[]"):
+        mtime = None if f.get("mtime") is None else datetime.fromtimestamp(f["mtime"] / 1000, UTC)
+        ref, s = (f.get("bucket"), f.get("key")), Seen(0, 0, f.get("size"), mtime)
+        if files.setdefault(ref, s) != s:
+            return f"s3://{ref[0]}/{ref[1]} changed while it was read"
+    for o in objs:
+        ref = (o.bucket, o.key)
+        if ref not in files:
+            return f"no rows read from s3://{o.bucket}/{o.key}"
+        if why := changed_since_head(files[ref], heads.get(ref)):
+            return why
+    promised = sum(footers[(o.bucket, o.key)].rows for o in objs)
+    if int(metrics.get("rows", -1)) != promised:
+        return f"wrote {metrics.get('rows')} rows, the footers promise {promised}"
+    return None
 
 
 def problems(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref, Seen],

@@ -17,7 +17,7 @@ from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -87,8 +87,13 @@ class SparkReader:
         return r
 
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
-             heads: Mapping[Ref, ObjectHead] | None = None) -> ReadBatch:
-        """One Spark read over all objects, validated and counted per object (one job), cached."""
+             heads: Mapping[Ref, ObjectHead] | None = None, single_pass: bool = False) -> ReadBatch:
+        """One Spark read over all objects, validated and counted per object (one job), cached.
+
+        With `single_pass` (the target checks between writing and committing) a Parquet batch
+        whose footers were all read, each with rows, is not read ahead of the write: the write
+        itself counts the rows and sees each file's size and mtime (an Observation), and the
+        batch's `verify` compares them with the footers and HEADs (see `checks.one_pass`)."""
         failed: Failed = {}
         footers = self._footers(objs, heads or {}, failed)
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
@@ -98,6 +103,10 @@ class SparkReader:
             raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)
         if raw is None or not objs:
             return ReadBatch(None, None, {}, {}, failed)
+        if single_pass and not self.text and all(
+                (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs):
+            return self._one_pass(self._with_lineage(raw, objs, batch_id), objs, batch_id,
+                                  footers, heads or {}, failed)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
         seen = checks.per_object(df, CORRUPT_COL in df.columns)
         failed |= checks.problems(self, objs, seen, heads or {}, footers)
@@ -148,6 +157,17 @@ class SparkReader:
                                F.col("_metadata.file_size").alias(FILE_SIZE),
                                F.col("_metadata.file_modification_time").alias(FILE_MTIME))
         return with_meta.join(F.broadcast(lineage), "_path", "left").drop("_path")
+
+    def _one_pass(self, df: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
+                  footers: Mapping[Ref, Footer], heads: Mapping[Ref, ObjectHead],
+                  failed: Failed) -> ReadBatch:
+        """The rows as the write will read them, observed (rows, unmatched lineage, each file's
+        size and mtime); rows per object are the footers', which `verify` holds the write to."""
+        seen = Observation(f"lakeinlet-{batch_id}")
+        observed = df.observe(seen, *checks.one_pass_metrics()).drop(FILE_SIZE, FILE_MTIME)
+        rows = {(o.bucket, o.key): footers[(o.bucket, o.key)].rows for o in objs}
+        return ReadBatch(observed, to_arrow_schema(observed.schema), rows, {}, failed,
+                         verify=lambda: checks.one_pass(seen.get, objs, footers, heads))
 
     def _batch(self, df: DataFrame, seen: dict[Ref, checks.Seen], failed: Failed) -> ReadBatch:
         if (None, None) in seen:

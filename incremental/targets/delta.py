@@ -11,7 +11,7 @@ checkpoint is checked again just before committing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,7 +33,7 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.ports import ReadBatch, Reread
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta_files import DataFile, data_files, filesystem, list_written
 
@@ -54,6 +54,7 @@ class DeltaTarget:
     """The target table at `uri`; created on the first commit with the first batch's schema."""
 
     format = "delta"
+    checks_after_write = True
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str] = (),
                  spark_scheme: str = "s3a", spark: Callable[[], Any] | None = None) -> None:
@@ -101,6 +102,11 @@ class DeltaTarget:
                 batch) or a concurrent commit touched the same app id.
         """
         files = self._write(batch.data, batch_id) if batch.data is not None else []
+        try:
+            batch.check_written()
+        except Reread:
+            self._discard(files)
+            raise
         if crash:
             crash("written")
         dt = self._ensure(batch.schema if batch.schema is not None else self._fallback_schema())
@@ -116,6 +122,12 @@ class DeltaTarget:
         folder = f"data/{batch_id}"
         df.write.mode("append").partitionBy(*self.partition_by).parquet(f"{self.spark_uri}/{folder}")
         return data_files(self.fs, self.root, folder, self.partition_by)
+
+    def _discard(self, files: Sequence[DataFile]) -> None:
+        """Delete a write no commit will reference (what is left, `vacuum` deletes later)."""
+        for f in files:
+            with suppress(OSError):
+                self.fs.delete_file(f"{self.root}/{f.path}")
 
     def _check_files(self, files: Sequence[DataFile]) -> None:
         """The batch's files are all still there (a vacuum with a retention shorter than this

@@ -65,6 +65,8 @@ class HudiTarget:
     """The Hudi table at `uri`; created by its first commit."""
 
     format = "hudi"
+    checks_after_write = False
+    """Hudi's datasource commits as it writes: a batch is checked before it is written."""
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str],
                  spark_uri: str, section: HudiSection, spark: Callable[[], Any], lease: Lease) -> None:

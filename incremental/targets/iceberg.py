@@ -48,6 +48,7 @@ class IcebergTarget:
     """The Iceberg table at `catalog.location`; created on the first commit."""
 
     format = "iceberg"
+    checks_after_write = True
 
     def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
                  spark: Callable[[], Any], outcomes: OutcomeFiles) -> None:
@@ -86,7 +87,7 @@ class IcebergTarget:
         base = self._base(batch.schema, start)
         self.outcomes.put(batch_id, outcomes)
         meta = tc.load_meta(self.app_id, batch_id, start, end, None)
-        return self._publish(base, batch.data, meta, crash)
+        return self._publish(base, batch.data, meta, crash, check=batch.check_written)
 
     def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
                        batch_id: str, decided: Sequence[Outcome],
@@ -155,8 +156,10 @@ class IcebergTarget:
         return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
 
     def _publish(self, base: int, data: Any, meta: dict[str, str],
-                 crash: Callable[[str], None] | None = None, delete_where: str | None = None) -> int:
-        """Branch at `base`, [delete], append (rows or none) with `meta`, fast-forward main."""
+                 crash: Callable[[str], None] | None = None, delete_where: str | None = None,
+                 check: Callable[[], None] | None = None) -> int:
+        """Branch at `base`, [delete], append (rows or none) with `meta`, [check what the append
+        wrote: raises Reread, main untouched], fast-forward main."""
         spark, name = self.session(), self.catalog.spark_name
         with concurrency(self.uri):
             empty = self._branch(base).limit(0)
@@ -169,6 +172,8 @@ class IcebergTarget:
             for key, value in tc.prefixed(meta).items():
                 w = w.option(f"snapshot-property.{key}", value)
             w.append()
+        if check:
+            check()  # the branch is re-created at the checkpoint's snapshot by the next publish
         if crash:
             crash("written")
         return self._fast_forward(meta)

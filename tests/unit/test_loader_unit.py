@@ -61,7 +61,7 @@ class FakeStore:
 
 class FakeReader:
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any,
-             heads: Any = None) -> ReadBatch:
+             heads: Any = None, single_pass: bool = False) -> ReadBatch:
         return ReadBatch(None, None, {(o.bucket, o.key): 2 for o in objs}, {}, {})
 
 

@@ -1,0 +1,78 @@
+"""One-pass batches (Parquet, every footer read, a target that checks between write and commit):
+the write itself is checked, and a batch whose write shows a problem is read again and checked
+object by object, its first write never committed."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pyarrow.fs as pafs
+import pytest
+
+from lakeinlet.aws import AwsSection
+from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.spark_reader import SparkReader
+from lakeinlet.samples import make_files
+from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
+from tests.spark.test_loader_bad_input import _two_row_groups_second_corrupt
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[ReadBatch]:
+    """Every ReadBatch the loader's reader returns."""
+    seen: list[ReadBatch] = []
+    original = SparkReader.read
+
+    def spy(self: SparkReader, *args: Any, **kwargs: Any) -> ReadBatch:
+        batch = original(self, *args, **kwargs)
+        seen.append(batch)
+        return batch
+
+    monkeypatch.setattr(SparkReader, "read", spy)
+    return seen
+
+
+@pytest.mark.parametrize("target_format", ["delta", "iceberg"])
+def test_good_parquet_loads_in_one_pass(spark: Any, aws: AwsSection, reads: list[ReadBatch],
+                                        target_format: str, caplog: pytest.LogCaptureFixture) -> None:
+    landing, lake, s3 = new_lake(aws)
+    files = make_files("parquet", 3, 4)
+    p = parts(make_config(aws, lake, target_format=target_format), spark)
+    record(p.changelog, [put(s3, landing, f.key, f.body) for f in files])
+    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+        p.loader().drain()
+    assert [b.verify is not None for b in reads] == [True]  # not read ahead of the write
+    assert not [r for r in caplog.records if r.getMessage() == "reread"]
+    ledger = {r["key"]: (r["status"], r["rows"]) for r in ledger_rows(p)}
+    assert ledger == {f.key: ("loaded", 4) for f in files}
+    assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
+        r["order_id"] for f in files for r in f.rows)
+
+
+@pytest.mark.parametrize("target_format", ["delta", "iceberg"])
+def test_a_write_short_of_the_footers_is_read_again_and_checked_first(
+        spark: Any, aws: AwsSection, reads: list[ReadBatch], target_format: str,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A corrupt later row group: the one-pass write holds fewer rows than the footers; nothing
+    of it is committed, the checked re-read quarantines that object and loads the other."""
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("parquet", 1, 3)[0]
+    p = parts(make_config(aws, lake, target_format=target_format), spark)
+    record(p.changelog, [put(s3, landing, "half.parquet", _two_row_groups_second_corrupt()),
+                         put(s3, landing, good.key, good.body)])
+    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+        p.loader().drain()
+    assert [b.verify is not None for b in reads] == [True, False]
+    rereads = [str(vars(r)) for r in caplog.records if r.getMessage() == "reread"]
+    assert len(rereads) == 1 and "footers promise" in rereads[0], rereads
+    ledger = {r["key"]: (r["status"], r["rows"]) for r in ledger_rows(p)}
+    assert ledger == {"half.parquet": ("corrupt", 0), good.key: ("loaded", 3)}
+    assert sorted(target_rows(p).column("_source_key").to_pylist()) == [good.key] * 3
+    if target_format == "delta":  # the first write's files were deleted, not left for vacuum
+        written = p.target.fs.get_file_info(pafs.FileSelector(f"{p.target.root}/data", recursive=True))
+        committed = {u.split("://", 1)[1] for u in p.target.table().file_uris()}
+        stray = [i.path for i in written if i.path.endswith(".parquet") and i.path not in committed]
+        assert stray == [], stray
