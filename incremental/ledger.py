@@ -79,9 +79,11 @@ class DeltaLedger:
             return
         props = CommitProperties(app_transactions=[Transaction(self.app_id, target_version)],
                                  custom_metadata={"lakeinlet.batch": batch_id})
-        try:
-            write_deltalake(self.uri, _rows(outcomes, target_version, batch_id), mode="append",
-                            storage_options=self._options, commit_properties=props)
+        dt = self._latest.current()  # just brought up to date: writing through it spares opening
+        try:                           # the ledger again (its log grows by a commit a batch)
+            write_deltalake(dt if dt is not None else self.uri, _rows(outcomes, target_version, batch_id),
+                            mode="append", storage_options=None if dt is not None else self._options,
+                            commit_properties=props)
         except CommitFailedError:
             if self.last_target_version() < target_version:
                 raise

@@ -32,6 +32,7 @@ from lakeinlet.incremental.settings import ReadSection
 CORRUPT_COL = "_corrupt_record"
 LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time")
 FILE_SIZE, FILE_MTIME = "_lakeinlet_file_size", "_lakeinlet_file_mtime"
+EXPECT_SIZE, EXPECT_MTIME = "_lakeinlet_head_size", "_lakeinlet_head_mtime"
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
@@ -105,8 +106,8 @@ class SparkReader:
             return ReadBatch(None, None, {}, {}, failed)
         if single_pass and not self.text and all(
                 (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs):
-            return self._one_pass(self._with_lineage(raw, objs, batch_id), objs, batch_id,
-                                  footers, heads or {}, failed)
+            return self._one_pass(self._with_lineage(raw, objs, batch_id, heads or {}), objs, batch_id,
+                                  footers, failed)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
         seen = checks.per_object(df, CORRUPT_COL in df.columns)
         failed |= checks.problems(self, objs, seen, heads or {}, footers)
@@ -146,28 +147,37 @@ class SparkReader:
                 left = [o for o in left if o not in gone]
         return None, left
 
-    def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str) -> DataFrame:
+    def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
+                      expect: Mapping[Ref, ObjectHead] | None = None) -> DataFrame:
+        """Lineage columns by a broadcast join on the file path; with `expect`, each object's
+        size and mtime as its HEAD saw them too (EXPECT_SIZE, EXPECT_MTIME: one-pass checks)."""
         jpath = self.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
-        rows = [(jpath(self.uri(o)).toUri().toString(), o.bucket, o.key, o.etag, o.event_time)
+        heads = expect or {}
+        rows = [(jpath(self.uri(o)).toUri().toString(), o.bucket, o.key, o.etag, o.event_time,
+                 *((h.size, h.last_modified) if (h := heads.get((o.bucket, o.key))) else (None, None)))
                 for o in objs]
         schema = "_path STRING, " + ", ".join(
-            f"{c} {'TIMESTAMP' if c.endswith('time') else 'STRING'}" for c in LINEAGE)
+            f"{c} {'TIMESTAMP' if c.endswith('time') else 'STRING'}" for c in LINEAGE) + \
+            f", {EXPECT_SIZE} BIGINT, {EXPECT_MTIME} TIMESTAMP"
         lineage = self.spark.createDataFrame(rows, schema).withColumn("_ingest_batch", F.lit(batch_id))
+        if expect is None:
+            lineage = lineage.drop(EXPECT_SIZE, EXPECT_MTIME)
         with_meta = raw.select("*", F.col("_metadata.file_path").alias("_path"),
                                F.col("_metadata.file_size").alias(FILE_SIZE),
                                F.col("_metadata.file_modification_time").alias(FILE_MTIME))
         return with_meta.join(F.broadcast(lineage), "_path", "left").drop("_path")
 
     def _one_pass(self, df: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
-                  footers: Mapping[Ref, Footer], heads: Mapping[Ref, ObjectHead],
-                  failed: Failed) -> ReadBatch:
-        """The rows as the write will read them, observed (rows, unmatched lineage, each file's
-        size and mtime); rows per object are the footers', which `verify` holds the write to."""
+                  footers: Mapping[Ref, Footer], failed: Failed) -> ReadBatch:
+        """The rows as the write will read them, observed: rows, rows without lineage, rows whose
+        file's size or mtime differ from its HEAD's (numbers compared per row: no per-row
+        hashing); rows per object are the footers', which `verify` holds the write to."""
         seen = Observation(f"lakeinlet-{batch_id}")
-        observed = df.observe(seen, *checks.one_pass_metrics()).drop(FILE_SIZE, FILE_MTIME)
+        observed = df.observe(seen, *checks.one_pass_metrics()).drop(
+            FILE_SIZE, FILE_MTIME, EXPECT_SIZE, EXPECT_MTIME)
         rows = {(o.bucket, o.key): footers[(o.bucket, o.key)].rows for o in objs}
         return ReadBatch(observed, to_arrow_schema(observed.schema), rows, {}, failed,
-                         verify=lambda: checks.one_pass(seen.get, objs, footers, heads))
+                         verify=lambda: checks.one_pass(seen.get, objs, footers))
 
     def _batch(self, df: DataFrame, seen: dict[Ref, checks.Seen], failed: Failed) -> ReadBatch:
         if (None, None) in seen:
