@@ -3,7 +3,8 @@ compress) are loaded by the loader and by a plain `spark.read…write` of the sa
 same run on moto over s3a, local[2]. Prints seconds, MB/s, the loader/plain ratio and the peak
 resident memory of the Spark JVM (its heap capped by spark.driver.memory) and of this Python
 process during each, to show memory stays bounded by the heap, not the objects' size.
-Figures, never asserted. Run: `python bench/loader_large.py [--objects 2] [--gb 1] [--formats delta]`.
+Figures, never asserted.
+Run: `python bench/loader_large.py [--quick] [--objects 2] [--gb 1] [--formats delta]`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def large_object(gb: float, seed: int) -> bytes:
                 "order_id": pa.array(np.arange(start, start + n, dtype=np.int64) + seed * 10**10),
                 "customer": pa.array(rng.integers(0, 2**62, n)).cast(pa.string()),
                 "amount": pa.array(rng.random(n) * 1000),
-                "ts": pa.array(rng.integers(1_700_000_000_000_000, 1_800_000_000_000_000, n), pa.timestamp("us", tz="UTC"))}, schema))
+                "ts": pa.array(rng.integers(1_700_000_000_000_000, 1_800_000_000_000_000, n),
+                               pa.timestamp("us", tz="UTC"))}, schema))
     return sink.getvalue()
 
 
@@ -83,10 +85,13 @@ def peak_mb(pid: int | None) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="one object of 0.25 GB")
     ap.add_argument("--objects", type=int, default=2, help="objects (default 2)")
     ap.add_argument("--gb", type=float, default=1.0, help="size of each object in GB (default 1)")
     ap.add_argument("--formats", default="delta", help="target formats (default delta)")
     args = ap.parse_args()
+    if args.quick:
+        args.objects, args.gb = 1, 0.25
     print(f"load average at start: {os.getloadavg()}")
     with stack(every=True) as (_, aws, spark), tempfile.TemporaryDirectory() as tmp:
         catalog = f"jdbc:sqlite:{tmp}/catalog.db"
