@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,10 @@ from lakeinlet.incremental.settings import ReadSection
 CORRUPT_COL = "_corrupt_record"
 LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time")
 FILE_SIZE, FILE_MTIME = "_lakeinlet_file_size", "_lakeinlet_file_mtime"
+MAP_LOOKUP_MAX = 16
+"""Objects a batch may have for its lineage to be a literal map probed per row, not a join."""
 EXPECT_SIZE, EXPECT_MTIME = "_lakeinlet_head_size", "_lakeinlet_head_mtime"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
@@ -149,23 +153,37 @@ class SparkReader:
 
     def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
                       expect: Mapping[Ref, ObjectHead] | None = None) -> DataFrame:
-        """Lineage columns by a broadcast join on the file path; with `expect`, each object's
-        size and mtime as its HEAD saw them too (EXPECT_SIZE, EXPECT_MTIME: one-pass checks)."""
+        """Lineage columns looked up by each row's file path; with `expect`, each object's size
+        and mtime as its HEAD saw them too (EXPECT_SIZE, EXPECT_MTIME: one-pass checks).
+
+        The lookup table is one JSON literal that the JVM parses (a DataFrame made from Python
+        rows would start a Python worker to read them: ~0.3 s a batch, measured). Up to
+        `MAP_LOOKUP_MAX` objects it is a literal map probed per row (no join, no broadcast
+        stage); past that, a broadcast hash join (a map probe scans its keys)."""
         jpath = self.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
-        heads = expect or {}
-        rows = [(jpath(self.uri(o)).toUri().toString(), o.bucket, o.key, o.etag, o.event_time,
-                 *((h.size, h.last_modified) if (h := heads.get((o.bucket, o.key))) else (None, None)))
-                for o in objs]
-        schema = "_path STRING, " + ", ".join(
-            f"{c} {'TIMESTAMP' if c.endswith('time') else 'STRING'}" for c in LINEAGE) + \
-            f", {EXPECT_SIZE} BIGINT, {EXPECT_MTIME} TIMESTAMP"
-        lineage = self.spark.createDataFrame(rows, schema).withColumn("_ingest_batch", F.lit(batch_id))
-        if expect is None:
-            lineage = lineage.drop(EXPECT_SIZE, EXPECT_MTIME)
+        fields = [*LINEAGE, *((EXPECT_SIZE, EXPECT_MTIME) if expect is not None else ())]
+        table: dict[str, dict[str, Any]] = {}
+        for o in objs:
+            values = [o.bucket, o.key, o.etag, _micros(o.event_time)]
+            if expect is not None:
+                h = expect.get((o.bucket, o.key))
+                values += [h.size, _micros(h.last_modified)] if h else [None, None]
+            table[jpath(self.uri(o)).toUri().toString()] = dict(zip(fields, values, strict=True))
+        struct = "struct<" + ",".join(
+            f"{c}:{'bigint' if c.endswith(('time', 'mtime', 'size')) else 'string'}" for c in fields) + ">"
+        lookup = F.from_json(F.lit(json.dumps(table)), f"map<string,{struct}>")
         with_meta = raw.select("*", F.col("_metadata.file_path").alias("_path"),
                                F.col("_metadata.file_size").alias(FILE_SIZE),
                                F.col("_metadata.file_modification_time").alias(FILE_MTIME))
-        return with_meta.join(F.broadcast(lineage), "_path", "left").drop("_path")
+        if len(table) <= MAP_LOOKUP_MAX:
+            found = with_meta.select("*", lookup[F.col("_path")].alias("_lineage"))
+        else:
+            paths = self.spark.range(1).select(F.explode(lookup).alias("_path", "_lineage"))
+            found = with_meta.join(F.broadcast(paths), "_path", "left")
+        lineage = [(F.timestamp_micros(F.col("_lineage")[c]) if c.endswith("time")
+                    else F.col("_lineage")[c]).alias(c) for c in fields]
+        return found.select(*(F.col(c) for c in with_meta.columns if c != "_path"), *lineage,
+                            F.lit(batch_id).alias("_ingest_batch"))
 
     def _one_pass(self, df: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
                   footers: Mapping[Ref, Footer], failed: Failed) -> ReadBatch:
@@ -220,6 +238,14 @@ def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> 
     found = [footers.get((o.bucket, o.key)) for o in objs]
     first = found[0] if found else None
     return first is not None and all(f is not None and f.schema.equals(first.schema) for f in found)
+
+
+def _micros(t: datetime | None) -> int | None:
+    """Microseconds since the epoch, exactly (a naive time is local, as Spark would take it)."""
+    if t is None:
+        return None
+    aware = t if t.tzinfo is not None else t.astimezone()
+    return (aware - EPOCH) // timedelta(microseconds=1)
 
 
 def _numbered(bucket: str, key: str) -> Any:

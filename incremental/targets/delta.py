@@ -66,6 +66,7 @@ class DeltaTarget:
         self._latest = LatestTable(self.uri, self._options)
         self.fs, self.root = filesystem(self.uri, aws)
         self._spark = spark
+        self._seen: Checkpoint | None = None
 
     def table(self) -> DeltaTable | None:
         return self._latest.get()
@@ -80,17 +81,27 @@ class DeltaTarget:
 
     def checkpoint(self) -> Checkpoint:
         """The position in the newest commit that carries one (a load, a removal or a reset)."""
-        dt = self.table()
+        return self._checkpoint(self.table())
+
+    def _checkpoint(self, dt: DeltaTable | None) -> Checkpoint:
+        """The checkpoint as of `dt`'s version; a version's checkpoint never changes, so the
+        last one found is kept and reused while the table stays at that version."""
         if dt is None:
             return Checkpoint(None, -1)
-        version, txn = int(dt.version()), dt.transaction_version(self.app_id)
-        if txn is None:
-            return Checkpoint(None, version)
-        for limit in (16, None):  # the newest commits nearly always hold it: read few first
-            found = tc.checkpoint_from(self.commits(limit), self.app_id, version)
-            if found.position is not None:
-                return found
-        return Checkpoint(Position(int(txn)), version)
+        version = int(dt.version())
+        if self._seen is not None and self._seen.target_version == version:
+            return self._seen
+        txn = dt.transaction_version(self.app_id)
+        found = Checkpoint(None, version)
+        if txn is not None:
+            for limit in (1, 16, None):  # the newest commit nearly always holds it: read few first
+                found = tc.checkpoint_from([_commit(h) for h in dt.history(limit)], self.app_id, version)
+                if found.position is not None:
+                    break
+            else:
+                found = Checkpoint(Position(int(txn)), version)
+        self._seen = found
+        return found
 
     def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
                outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None) -> int:
@@ -110,7 +121,7 @@ class DeltaTarget:
         if crash:
             crash("written")
         dt = self._ensure(batch.schema if batch.schema is not None else self._fallback_schema())
-        self._check_start(start)
+        self._check_start(start, dt)
         self._check_files(files)
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
@@ -139,8 +150,9 @@ class DeltaTarget:
             raise TerminalError(f"{self.uri}: {len(gone)} files of this batch vanished before its "
                                 f"commit (a vacuum with a retention shorter than the batch?): {gone[0]}")
 
-    def _check_start(self, start: Position) -> None:
-        now = self.checkpoint().position
+    def _check_start(self, start: Position, dt: DeltaTable) -> None:
+        """The checkpoint at `dt` (just brought up to date) is still `start`."""
+        now = self._checkpoint(dt).position
         if (now or Position(-1)) != start:
             raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
                                  "another loader committed this batch")
@@ -184,7 +196,7 @@ class DeltaTarget:
         """Rewrite the files holding rows of `objs` without them: the old files' RemoveActions,
         the new files' AddActions and the checkpoint in one transaction."""
         dt = self._ensure(self._fallback_schema())
-        self._check_start(start)
+        self._check_start(start, dt)
         counts, removes, files = self._without(dt, objs, batch_id) if objs else ({}, [], [])
         if crash:
             crash("written")
