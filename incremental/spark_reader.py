@@ -10,12 +10,16 @@ quarantine table. The rows to commit stay cached until the target has written th
 from __future__ import annotations
 
 import json
+import logging
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from py4j.protocol import Py4JJavaError
 from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Observation, SparkSession
@@ -29,16 +33,22 @@ from lakeinlet.incremental import spark_checks as checks
 from lakeinlet.incremental.model import FILTERED, MISSING, PlannedObject
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
 from lakeinlet.incremental.settings import ReadSection
+from lakeinlet.logs import event
 
 CORRUPT_COL = "_corrupt_record"
 LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time")
 FILE_SIZE, FILE_MTIME = "_lakeinlet_file_size", "_lakeinlet_file_mtime"
+STATUS_THREADS = 16
+"""Parallel file-status requests when Spark's file index is handed the batch's files."""
 MAP_LOOKUP_MAX = 16
 """Objects a batch may have for its lineage to be a literal map probed per row, not a join."""
 EXPECT_SIZE, EXPECT_MTIME = "_lakeinlet_head_size", "_lakeinlet_head_mtime"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
+log = logging.getLogger("lakeinlet.loader")
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 Failed = dict[Ref, tuple[str, str]]
 FooterReader = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, Footer | str]]
 
@@ -77,19 +87,25 @@ class SparkReader:
     def reader(self, strict: bool = False, merge: bool = True) -> Any:
         """Spark's reader for the source format; `strict` fails on the first bad byte; `merge`
         (Parquet without --schema) merges the files' schemas."""
-        r = self.spark.read.format(self.settings.source_format).options(**self.settings.options)
+        options, schema = self._options(strict, merge)
+        r = self.spark.read.format(self.settings.source_format).options(**options)
+        return r if schema is None else r.schema(schema)
+
+    def _options(self, strict: bool, merge: bool) -> tuple[dict[str, str], T.StructType | None]:
+        """The reader's options and schema (see `reader`)."""
+        options = dict(self.settings.options)
         if self.text:
-            r = r.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COL)
+            options |= {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COL}
         elif not strict:
-            r = r.option("ignoreCorruptFiles", "true")
+            options["ignoreCorruptFiles"] = "true"
         if self.settings.source_format == "parquet" and self.schema is None and merge:
-            r = r.option("mergeSchema", "true")
+            options["mergeSchema"] = "true"
         if not strict:
-            r = r.option("ignoreMissingFiles", "true")
-        if self.schema is not None:
-            extra = [T.StructField(CORRUPT_COL, T.StringType())] if self.text else []
-            r = r.schema(T.StructType(self.schema.fields + extra))
-        return r
+            options["ignoreMissingFiles"] = "true"
+        if self.schema is None:
+            return options, None
+        extra = [T.StructField(CORRUPT_COL, T.StringType())] if self.text else []
+        return options, T.StructType(self.schema.fields + extra)
 
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
              heads: Mapping[Ref, ObjectHead] | None = None, single_pass: bool = False) -> ReadBatch:
@@ -135,8 +151,14 @@ class SparkReader:
     def _load(self, objs: Sequence[PlannedObject], failed: Failed, table: Any | None,
               merge: bool = True) -> tuple[DataFrame | None, list[PlannedObject]]:
         """The bulk read; Spark checks that every path exists when planning the read, so an
-        object deleted since the HEAD is set aside as missing and the read is planned again."""
+        object deleted since the HEAD is set aside as missing and the read is planned again.
+        Parquet with a schema is planned from file statuses fetched in parallel (`_indexed`)."""
         left = list(objs)
+        if left and self.settings.source_format == "parquet" and self.schema is not None:
+            try:
+                return self._indexed(left, failed)
+            except Exception as exc:  # Spark's own planning below decides
+                event(log, "file_index_fallback", level=logging.WARNING, reason=str(exc)[:300])
         while left:
             try:
                 return self.reader(merge=merge).load([self.load_path(o) for o in left]), left
@@ -150,6 +172,58 @@ class SparkReader:
                     failed[(o.bucket, o.key)] = (MISSING, f"object not found when read: {self.uri(o)}")
                 left = [o for o in left if o not in gone]
         return None, left
+
+    def _indexed(self, objs: Sequence[PlannedObject], failed: Failed) -> tuple[
+            DataFrame | None, list[PlannedObject]]:
+        """The read planned from the objects' file statuses, fetched in parallel (one
+        getFileStatus each, `STATUS_THREADS` at a time) and handed to Spark's file index, which
+        then lists nothing. Spark's own planning checks that each path exists, then lists the
+        paths one by one on the driver (a LIST and a HEAD each; measured: 3.5-5 s for 300
+        objects on moto, against 1.6-1.8 s this way). The statuses are taken at planning time,
+        as Spark's would be, so checks of `_metadata` size and mtime against the HEADs keep
+        their meaning. An object not found is set aside as missing, as Spark's planning would."""
+        jvm: Any = self.spark._jvm
+        js: Any = self.spark._jsparkSession
+        ds = jvm.org.apache.spark.sql.execution.datasources
+        options, schema = self._options(strict=False, merge=False)
+        assert schema is not None
+        scala_options = jvm.PythonUtils.toScalaMap(options)
+        conf = js.sessionState().newHadoopConfWithOptions(scala_options)
+        cache = ds.FileStatusCache.getOrCreate(js)
+        status_class = jvm.java.lang.Class.forName("org.apache.hadoop.fs.FileStatus")
+
+        def status(o: PlannedObject) -> Any:
+            path = jvm.org.apache.hadoop.fs.Path(self.uri(o))
+            try:
+                found = path.getFileSystem(conf).getFileStatus(path)
+            except Py4JJavaError as exc:
+                if exc.java_exception.getClass().getName() != "java.io.FileNotFoundException":
+                    raise
+                return None
+            leaf = jvm.java.lang.reflect.Array.newInstance(status_class, 1)
+            leaf[0] = found
+            cache.putLeafFiles(path, leaf)
+            return path
+
+        paths = list(_status_pool().map(status, objs))
+        for o, path in zip(objs, paths, strict=True):
+            if path is None:
+                failed[(o.bucket, o.key)] = (MISSING, f"object not found when read: {self.uri(o)}")
+        left = [o for o, path in zip(objs, paths, strict=True) if path is not None]
+        if not left:
+            return None, left
+        seq = jvm.scala.collection.JavaConverters.asScalaBufferConverter
+        none, empty = jvm.scala.Option.empty(), ds.PartitionSpec.emptySpec()
+        jschema = js.parseDataType(schema.json())
+        try:  # no partition columns from the source paths (`in/year=2026/…` is just a key)
+            index = ds.InMemoryFileIndex(js, seq([p for p in paths if p is not None]).asScala().toSeq(),
+                                         scala_options, jvm.scala.Option.apply(jschema), cache,
+                                         jvm.scala.Option.apply(empty), none)
+        finally:
+            cache.invalidateAll()
+        relation = ds.HadoopFsRelation(index, empty.partitionColumns(), jschema, none,
+                                       ds.parquet.ParquetFileFormat(), scala_options, js)
+        return DataFrame(js.baseRelationToDataFrame(relation), self.spark), left
 
     def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
                       expect: Mapping[Ref, ObjectHead] | None = None) -> DataFrame:
@@ -230,6 +304,15 @@ class SparkReader:
         order = Window.partitionBy(*by_text).orderBy(F.monotonically_increasing_id())
         return malformed.withColumn("_n", F.row_number().over(order)) \
             .join(found, [*by_text, "_n"], "left").drop("_n")
+
+
+def _status_pool() -> ThreadPoolExecutor:
+    """Threads for file-status requests, kept for the process (py4j pins a JVM thread to each)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(STATUS_THREADS, thread_name_prefix="lakeinlet-status")
+        return _pool
 
 
 def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC
@@ -94,7 +95,8 @@ def test_keys_with_spaces_plus_and_percent_keep_their_lineage(spark: Any, aws: A
 @pytest.mark.parametrize("lookup", ["map", "join"])
 @pytest.mark.parametrize("fmt", ["parquet", "json"])
 def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: str, lookup: str,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            caplog: pytest.LogCaptureFixture) -> None:
     """Every lineage column, event times to the microsecond, through both lookups (a literal
     map for a few objects, a broadcast join past MAP_LOOKUP_MAX), for a one-pass Parquet batch
     and a checked JSON batch; keys whose characters a path must escape keep theirs."""
@@ -112,7 +114,9 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     events = [replace(e, event_time=t) for e, t in zip(events, times, strict=True)]
     p = parts(make_config(aws, lake, fmt), spark)
     record(p.changelog, events)
-    assert p.loader().drain().statuses["loaded"] == 3
+    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+        assert p.loader().drain().statuses["loaded"] == 3
+    assert not [r for r in caplog.records if r.getMessage() in ("reread", "file_index_fallback")]
     got = Counter((r["_source_bucket"], r["_source_key"], r["_source_etag"], r["_source_event_time"])
                   for r in target_rows(p).to_pylist())
     assert got == {(landing, e.key, e.etag, e.event_time): 2 for e in events}

@@ -45,9 +45,29 @@ def test_good_parquet_loads_in_one_pass(spark: Any, aws: AwsSection, reads: list
     with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
         p.loader().drain()
     assert [b.verify is not None for b in reads] == [True]  # not read ahead of the write
-    assert not [r for r in caplog.records if r.getMessage() == "reread"]
+    assert not [r for r in caplog.records if r.getMessage() in ("reread", "file_index_fallback")]
     ledger = {r["key"]: (r["status"], r["rows"]) for r in ledger_rows(p)}
     assert ledger == {f.key: ("loaded", 4) for f in files}
+    assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
+        r["order_id"] for f in files for r in f.rows)
+
+
+def test_planning_from_file_statuses_falls_back_to_sparks_own(
+        spark: Any, aws: AwsSection, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """When handing the statuses to Spark's file index fails (another Spark version, say), the
+    read is planned by Spark's own listing: the same rows load, with a warning."""
+    def broken(self: SparkReader, *args: Any) -> Any:
+        raise RuntimeError("no such constructor")
+
+    monkeypatch.setattr(SparkReader, "_indexed", broken)
+    landing, lake, s3 = new_lake(aws)
+    files = make_files("parquet", 2, 3)
+    p = parts(make_config(aws, lake), spark)
+    record(p.changelog, [put(s3, landing, f.key, f.body) for f in files])
+    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+        assert p.loader().drain().statuses["loaded"] == 2
+    assert [r.levelno for r in caplog.records if r.getMessage() == "file_index_fallback"] == [logging.WARNING]
     assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
         r["order_id"] for f in files for r in f.rows)
 
