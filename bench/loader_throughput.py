@@ -1,18 +1,23 @@
 """Benchmark (a): loader throughput (files/s, MB/s) per target format, beside a plain Spark write
 of the same objects into the same format (`spark.read.parquet(...)` → Delta through delta-spark,
-Hudi's datasource, Iceberg's `writeTo().append()`), measured in the same run on moto over s3a.
-Run: `python bench/loader_throughput.py [--quick] [--formats delta,hudi,iceberg]`."""
+Hudi's datasource, Iceberg's `writeTo().append()`), measured in the same run on moto over s3a:
+`--pairs` pairs a format (fresh objects and tables each), alternating which side runs first,
+medians printed.
+Run: `python bench/loader_throughput.py [--quick] [--formats delta,hudi,iceberg] [--pairs N]`."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
 from typing import Any
+from unittest.mock import patch
 
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 
+from lakeinlet.incremental import spark_reader
 from lakeinlet.incremental.wiring import build
 from lakeinlet.samples import SCHEMA_DDL, make_files
 
@@ -39,20 +44,27 @@ def plain_write(spark: Any, fmt: str, paths: list[str], lake: str) -> float:
 
 def warm_up(spark: Any, aws: Any, fmt: str, iceberg_uri: str) -> None:
     """One small plain write and one loader batch in `fmt`, not timed: the JVM's first use of a
-    format's classes (seconds here) would otherwise land on whichever side runs first."""
+    format's classes (seconds here) would otherwise land on whichever side runs first. A second
+    batch looks lineage up with the broadcast join, whose first use (~0.5 s of class loading,
+    measured) would otherwise land on the first large batch."""
     landing, lake = bucket(aws, "land"), bucket(aws, "lake")
-    files = make_files("parquet", 2, 10, prefix="warm/")
+    files = make_files("parquet", 4, 10, prefix="warm/")
     events = put_many(aws, landing, [(f.key, f.body) for f in files])
     parts = build(loader_config(aws, lake, "orders", target=fmt, iceberg_uri=iceberg_uri), spark)
     if fmt == "iceberg":
         parts.target.session()
     plain_write(spark, fmt, [f"s3a://{landing}/{f.key}" for f in files], lake)
-    record(parts.changelog, events)
+    record(parts.changelog, events[:2])
     parts.loader().drain()
+    with patch.multiple(spark_reader, MAP_LOOKUP_MAX=0, MAP_PROBE_BUDGET=0):
+        record(parts.changelog, events[2:])
+        parts.loader().drain()
 
 
-def run_format(spark: Any, aws: Any, fmt: str, files: list[Any],
-               iceberg_uri: str) -> tuple[float, float, int]:
+def run_format(spark: Any, aws: Any, fmt: str, files: list[Any], iceberg_uri: str,
+               loader_first: bool = False) -> tuple[float, float, int]:
+    """One pair: the plain write and the loader's drain of the same objects (fresh buckets), in
+    the order asked; prints the loader's steps. Returns (plain s, loader s, loader batches)."""
     landing, lake = bucket(aws, "land"), bucket(aws, "lake")
     events = put_many(aws, landing, [(f.key, f.body) for f in files])
     paths = [f"s3a://{landing}/{f.key}" for f in files]
@@ -61,15 +73,22 @@ def run_format(spark: Any, aws: Any, fmt: str, files: list[Any],
                                 max_files=10_000), spark)
     if fmt == "iceberg":
         parts.target.session()  # configures the `lakeinlet` catalog the plain write uses too
-    base_s = plain_write(spark, fmt, paths, lake)
-    record(parts.changelog, events)
     reports: list[Any] = []
-    load_s, summary = timed(lambda: parts.loader().drain(progress=reports.append))
-    assert summary.statuses["loaded"] == len(files), summary
+
+    def load() -> float:
+        record(parts.changelog, events)
+        load_s, summary = timed(lambda: parts.loader().drain(progress=reports.append))
+        assert summary.statuses["loaded"] == len(files), summary
+        return load_s
+
+    load_s = load() if loader_first else 0.0
+    base_s = plain_write(spark, fmt, paths, lake)
+    load_s = load_s or load()
     steps = {k: sum(r.seconds.get(k, 0.0) for r in reports) for k in ("plan", "read", "commit")}
-    print(f"  {fmt} loader steps: plan {steps['plan']:.2f} s, HEAD+read+checks {steps['read']:.2f} s, "
-          f"commit+ledger {steps['commit']:.2f} s, other {load_s - sum(steps.values()):.2f} s")
-    return base_s, load_s, summary.batches
+    print(f"  {fmt} {'loader' if loader_first else 'plain'} first: plain {base_s:.2f} s, loader "
+          f"{load_s:.2f} s (plan {steps['plan']:.2f} s, HEAD+read+checks {steps['read']:.2f} s, "
+          f"commit+ledger {steps['commit']:.2f} s, other {load_s - sum(steps.values()):.2f} s)")
+    return base_s, load_s, len(reports)
 
 
 def fixed_cost(spark: Any, aws: Any, fmt: str, iceberg_uri: str,
@@ -100,23 +119,31 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=0, help="rows per file")
     ap.add_argument("--formats", default="delta,hudi,iceberg")
     ap.add_argument("--no-fixed-cost", action="store_true", help="skip the one-object batches")
+    ap.add_argument("--pairs", type=int, default=3,
+                    help="plain/loader pairs per format, alternating which runs first (medians printed)")
     args = ap.parse_args()
     n = args.files or (40 if args.quick else 300)
     rows = args.rows or (2000 if args.quick else 20000)
     files = make_files("parquet", n, rows)
     mb = sum(len(f.body) for f in files) / 1e6
-    print(f"objects: {n} parquet files, {rows} rows each, {mb:.1f} MB; moto over s3a, local[2]")
+    print(f"objects: {n} parquet files, {rows} rows each, {mb:.1f} MB; moto over s3a, local[2]; "
+          f"{args.pairs} pairs a format, medians; load average {os.getloadavg()[0]:.2f}")
     print(f"{'format':<8} {'plain s':>8} {'loader s':>9} {'plain MB/s':>11} {'loader MB/s':>12} "
           f"{'loader/plain time':>18} {'batches':>8}")
     with stack(every=True) as (_, aws, spark), tempfile.TemporaryDirectory() as tmp:
         uri = f"jdbc:sqlite:{tmp}/catalog.db"
         for fmt in args.formats.split(","):
             warm_up(spark, aws, fmt, uri)
-            base_s, load_s, batches = run_format(spark, aws, fmt, files, uri)
+            pairs = [run_format(spark, aws, fmt, files, uri, loader_first=i % 2 == 1)
+                     for i in range(args.pairs)]
+            base_s, load_s = (statistics.median(p[i] for p in pairs) for i in (0, 1))
+            batches = pairs[0][2]
             print(f"{fmt:<8} {base_s:>8.2f} {load_s:>9.2f} {mb / base_s:>11.2f} {mb / load_s:>12.2f} "
-                  f"{load_s / base_s:>17.2f}x {batches:>8}")
+                  f"{load_s / base_s:>17.2f}x {batches:>8}   pairs: "
+                  + ", ".join(f"{p[1] / p[0]:.2f}x" for p in pairs))
         if args.no_fixed_cost:
             return
+        print(f"load average {os.getloadavg()[0]:.2f}")
         print("\nfixed cost per batch (one tiny object a batch, median of 7 after the first):")
         print(f"{'format':<8} {'plain write s':>14} {'batch s':>8} {'plan s':>7} {'read s':>7} "
               f"{'commit+ledger s':>16}")

@@ -66,12 +66,7 @@ class IcebergTarget:
 
     def commits(self, limit: int | None = None) -> list[TargetCommit]:
         """main's snapshots, newest first (the branch history readers see)."""
-        t, out = self.table(), list[TargetCommit]()
-        snap = None if t is None else t.current_snapshot()
-        while snap is not None and (limit is None or len(out) < limit):
-            out.append(_commit(snap))
-            snap = t.snapshot_by_id(snap.parent_snapshot_id) if snap.parent_snapshot_id else None
-        return out
+        return _commits(self.table(), limit)
 
     def checkpoint(self) -> Checkpoint:
         found = self.commits()
@@ -124,10 +119,11 @@ class IcebergTarget:
 
     def _base(self, schema: pa.Schema | None, start: Position | None) -> int:
         """Create the table if needed; main's snapshot id, checked against `start`."""
-        if self.table() is None:
-            self._create(schema if schema is not None else fallback_schema(self.partition_by))
         t = self.table()
-        now = tc.checkpoint_from(self.commits(), self.app_id, -1).position
+        if t is None:
+            self._create(schema if schema is not None else fallback_schema(self.partition_by))
+            t = self.table()
+        now = tc.checkpoint_from(_commits(t), self.app_id, -1).position
         if start is not None and (now or Position(-1)) != start:
             raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
                                  "another loader committed this batch")
@@ -272,6 +268,16 @@ class _KeepFile:
 
     class Java:
         implements: ClassVar[list[str]] = ["java.util.function.Consumer"]
+
+
+def _commits(t: Any, limit: int | None = None) -> list[TargetCommit]:
+    """main's snapshots in the loaded table `t` (None: no table yet), newest first."""
+    out = list[TargetCommit]()
+    snap = None if t is None else t.current_snapshot()
+    while snap is not None and (limit is None or len(out) < limit):
+        out.append(_commit(snap))
+        snap = t.snapshot_by_id(snap.parent_snapshot_id) if snap.parent_snapshot_id else None
+    return out
 
 
 def _commit(snap: Any) -> TargetCommit:

@@ -98,13 +98,15 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
                                             monkeypatch: pytest.MonkeyPatch,
                                             caplog: pytest.LogCaptureFixture) -> None:
     """Every lineage column, event times to the microsecond, through both lookups (a literal
-    map for a few objects, a broadcast join past MAP_LOOKUP_MAX), for a one-pass Parquet batch
-    and a checked JSON batch; keys whose characters a path must escape keep theirs."""
+    map for a few objects or rows, a broadcast join past MAP_LOOKUP_MAX and MAP_PROBE_BUDGET),
+    for a one-pass Parquet batch and a checked JSON batch; keys whose characters a path must
+    escape keep theirs."""
     from datetime import datetime, timedelta
 
     from lakeinlet.incremental import spark_reader
 
     monkeypatch.setattr(spark_reader, "MAP_LOOKUP_MAX", 64 if lookup == "map" else 0)
+    monkeypatch.setattr(spark_reader, "MAP_PROBE_BUDGET", 10**9 if lookup == "map" else 0)
     landing, lake, s3 = new_lake(aws)
     files = make_files(fmt, 3, rows_per_file=2)
     keys = [f"in/{i} it's 100%+ünï{{}}[1].{fmt}" for i in range(len(files))]
