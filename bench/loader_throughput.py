@@ -2,7 +2,8 @@
 of the same objects into the same format (`spark.read.parquet(...)` → Delta through delta-spark,
 Hudi's datasource, Iceberg's `writeTo().append()`), measured in the same run on moto over s3a:
 `--pairs` pairs a format (fresh objects and tables each), alternating which side runs first,
-medians printed.
+medians printed. A third side, plain+lineage, is the plain write with the loader's five lineage
+columns as constants: what writing them costs, apart from the loader's lookup and checks.
 Run: `python bench/loader_throughput.py [--quick] [--formats delta,hudi,iceberg] [--pairs N]`."""
 
 from __future__ import annotations
@@ -12,34 +13,48 @@ import os
 import statistics
 import tempfile
 import time
+from datetime import UTC, datetime
 from typing import Any
 from unittest.mock import patch
 
 from loader_common import bucket, loader_config, put_many, record, stack, timed
+from pyspark.sql import functions as F
 
 from lakeinlet.incremental import spark_reader
 from lakeinlet.incremental.wiring import build
 from lakeinlet.samples import SCHEMA_DDL, make_files
 
+LINEAGE_CONSTANTS = {"_source_bucket": "land-0123abcd", "_source_key": "parquet/part-00000.parquet",
+                     "_source_etag": "0123456789abcdef0123456789abcdef",
+                     "_source_event_time": datetime(2026, 1, 1, tzinfo=UTC),
+                     "_ingest_batch": "20260101T000000-0123456789ab"}
+"""The loader's lineage columns with values of their usual length, for the plain+lineage side."""
 
-def plain_write(spark: Any, fmt: str, paths: list[str], lake: str) -> float:
+
+def plain_write(spark: Any, fmt: str, paths: list[str], lake: str, lineage: bool = False) -> float:
     """Seconds for the plain Spark read + write of the objects in `fmt` (no lakeinlet): the
-    read's planning (listing the paths) is timed too, as the loader's is."""
+    read's planning (listing the paths) is timed too, as the loader's is. `lineage`: the rows
+    carry the loader's five lineage columns as constants (into a table of its own), to show what
+    writing them costs apart from looking them up and checking."""
     t0 = time.perf_counter()
     df = spark.read.schema(SCHEMA_DDL).parquet(*paths)
+    if lineage:
+        df = df.select("*", *(F.lit(v).alias(c) for c, v in LINEAGE_CONSTANTS.items()))
     planned = time.perf_counter() - t0
+    folder = "plain_lineage" if lineage else "plain"
     if fmt == "delta":
-        return planned + timed(lambda: df.write.format("delta").mode("append").save(f"s3a://{lake}/plain"))[0]
+        return planned + timed(lambda: df.write.format("delta").mode("append").save(f"s3a://{lake}/{folder}"))[0]
     if fmt == "hudi":
-        opts = {"hoodie.table.name": "plain", "hoodie.datasource.write.operation": "insert"}
+        opts = {"hoodie.table.name": folder, "hoodie.datasource.write.operation": "insert"}
         return planned + timed(
-            lambda: df.write.format("hudi").options(**opts).mode("append").save(f"s3a://{lake}/plain"))[0]
+            lambda: df.write.format("hudi").options(**opts).mode("append").save(f"s3a://{lake}/{folder}"))[0]
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeinlet.bench")
-    name = f"plain_{lake.replace('-', '_')}"
+    name = f"{folder}_{lake.replace('-', '_')}"
     table = f"lakeinlet.bench.{name}"
     if spark.sql(f"SHOW TABLES IN lakeinlet.bench LIKE '{name}'").count():
         return planned + timed(lambda: df.writeTo(table).append())[0]
-    return planned + timed(lambda: df.writeTo(table).tableProperty("location", f"s3a://{lake}/plain").create())[0]
+    return planned + timed(
+        lambda: df.writeTo(table).tableProperty("location", f"s3a://{lake}/{folder}").create())[0]
 
 
 def warm_up(spark: Any, aws: Any, fmt: str, iceberg_uri: str) -> None:
@@ -62,11 +77,11 @@ def warm_up(spark: Any, aws: Any, fmt: str, iceberg_uri: str) -> None:
 
 
 def run_format(spark: Any, aws: Any, fmt: str, files: list[Any], iceberg_uri: str,
-               loader_first: bool = False) -> tuple[float, float, int]:
+               loader_first: bool = False) -> tuple[float, float, int, float]:
     """One pair: the plain write and the loader's drain of the same objects (fresh buckets), in
     the order asked; prints the loader's steps. Both sides append to a table that exists (made
     untimed by a write of one tiny object), as a loader does but for its first batch. Returns
-    (plain s, loader s, loader batches)."""
+    (plain s, loader s, loader batches, plain+lineage s)."""
     landing, lake = bucket(aws, "land"), bucket(aws, "lake")
     seed = make_files("parquet", 1, 5, prefix="seed/")
     events = put_many(aws, landing, [(f.key, f.body) for f in [*seed, *files]])
@@ -76,7 +91,8 @@ def run_format(spark: Any, aws: Any, fmt: str, files: list[Any], iceberg_uri: st
                                 max_files=10_000), spark)
     if fmt == "iceberg":
         parts.target.session()  # configures the `lakeinlet` catalog the plain write uses too
-    plain_write(spark, fmt, [f"s3a://{landing}/{seed[0].key}"], lake)
+    for lineage in (False, True):
+        plain_write(spark, fmt, [f"s3a://{landing}/{seed[0].key}"], lake, lineage)
     record(parts.changelog, events[:1])
     parts.loader().drain()
     events = events[1:]
@@ -90,12 +106,14 @@ def run_format(spark: Any, aws: Any, fmt: str, files: list[Any], iceberg_uri: st
 
     load_s = load() if loader_first else 0.0
     base_s = plain_write(spark, fmt, paths, lake)
+    lineage_s = plain_write(spark, fmt, paths, lake, lineage=True)
     load_s = load_s or load()
     steps = {k: sum(r.seconds.get(k, 0.0) for r in reports) for k in ("plan", "read", "commit")}
-    print(f"  {fmt} {'loader' if loader_first else 'plain'} first: plain {base_s:.2f} s, loader "
+    print(f"  {fmt} {'loader' if loader_first else 'plain'} first: plain {base_s:.2f} s, plain+lineage "
+          f"{lineage_s:.2f} s, loader "
           f"{load_s:.2f} s (plan {steps['plan']:.2f} s, HEAD+read+checks {steps['read']:.2f} s, "
           f"commit+ledger {steps['commit']:.2f} s, other {load_s - sum(steps.values()):.2f} s)")
-    return base_s, load_s, len(reports)
+    return base_s, load_s, len(reports), lineage_s
 
 
 def fixed_cost(spark: Any, aws: Any, fmt: str, iceberg_uri: str,
@@ -136,18 +154,18 @@ def main() -> None:
     print(f"objects: {n} parquet files, {rows} rows each, {mb:.1f} MB; moto over s3a, local[2]; "
           f"{args.pairs} pairs a format, medians; load average {os.getloadavg()[0]:.2f}")
     print(f"{'format':<8} {'plain s':>8} {'loader s':>9} {'plain MB/s':>11} {'loader MB/s':>12} "
-          f"{'loader/plain time':>18} {'batches':>8}")
+          f"{'loader/plain time':>18} {'batches':>8} {'plain+lineage s':>16} {'loader/that':>14}")
     with stack(every=True) as (_, aws, spark), tempfile.TemporaryDirectory() as tmp:
         uri = f"jdbc:sqlite:{tmp}/catalog.db"
         for fmt in args.formats.split(","):
             warm_up(spark, aws, fmt, uri)
             pairs = [run_format(spark, aws, fmt, files, uri, loader_first=i % 2 == 1)
                      for i in range(args.pairs)]
-            base_s, load_s = (statistics.median(p[i] for p in pairs) for i in (0, 1))
+            base_s, load_s, lineage_s = (statistics.median(p[i] for p in pairs) for i in (0, 1, 3))
             batches = pairs[0][2]
             print(f"{fmt:<8} {base_s:>8.2f} {load_s:>9.2f} {mb / base_s:>11.2f} {mb / load_s:>12.2f} "
-                  f"{load_s / base_s:>17.2f}x {batches:>8}   pairs: "
-                  + ", ".join(f"{p[1] / p[0]:.2f}x" for p in pairs))
+                  f"{load_s / base_s:>17.2f}x {batches:>8} {lineage_s:>16.2f} {load_s / lineage_s:>13.2f}x"
+                  "   pairs: " + ", ".join(f"{p[1] / p[0]:.2f}x" for p in pairs))
         if args.no_fixed_cost:
             return
         print(f"load average {os.getloadavg()[0]:.2f}")
