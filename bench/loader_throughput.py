@@ -147,6 +147,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=3,
                     help="plain/loader pairs per format, alternating which runs first (medians printed)")
     args = ap.parse_args()
+    if args.pairs < 1:
+        ap.error(f"--pairs: expected 1 or more, found {args.pairs}")
     n = args.files or (40 if args.quick else 300)
     rows = args.rows or (2000 if args.quick else 20000)
     files = make_files("parquet", n, rows)
