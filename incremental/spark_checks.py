@@ -55,28 +55,21 @@ def per_object(df: DataFrame, has_corrupt: bool) -> dict[Ref, Seen]:
 
 
 def one_pass_metrics() -> list[Any]:
-    """What a one-pass write observes (per-row arithmetic only): every row, rows without lineage,
-    and rows whose file's size differs from its HEAD's or whose mtime is a second or more after
-    it (the object was overwritten after its HEAD; `changed_since_head` for one row)."""
-    size, mtime = F.col("_lakeinlet_file_size"), F.unix_millis(F.col("_lakeinlet_file_mtime"))
-    changed = (size != F.col("_lakeinlet_head_size")) | (
-        mtime - F.unix_millis(F.col("_lakeinlet_head_mtime")) >= 1000)
-    return [F.count(F.lit(1)).alias("rows"),
-            F.count_if(F.col("_source_key").isNull()).alias("unmatched"),
-            F.count_if(changed).alias("changed")]
+    """What a one-pass write observes (per-row counts only): every row, and rows whose file path
+    found no lineage (`_lineage` is the lookup's struct, null when nothing matched)."""
+    return [F.count(F.lit(1)).alias("rows"), F.count_if(F.col("_lineage").isNull()).alias("unmatched")]
 
 
 def one_pass(metrics: Mapping[str, Any], objs: Sequence[PlannedObject],
              footers: Mapping[Ref, Footer]) -> str | None:
-    """Why the one-pass write of `objs` must not be committed (None: commit it). It holds when
-    no row came from a file whose size or mtime differ from its HEAD's and the rows written are
-    the rows the footers promise: a read never yields more rows than a footer holds, so equal
-    sums mean every object was read whole. Otherwise the batch is read again and checked object
-    by object (`problems`), which names the status of each."""
+    """Why the one-pass write of `objs` must not be committed (None: commit it). Its files' sizes
+    and mtimes matched their HEADs when the read was planned (`SparkReader._as_headed`); it holds
+    when every row found its lineage and the rows written are the rows the footers promise: a
+    read never yields more rows than a footer holds, so equal sums mean every object was read
+    whole. Otherwise the batch is read again and checked object by object (`problems`), which
+    names the status of each."""
     if metrics.get("unmatched"):
         return f"{metrics['unmatched']} rows without lineage"
-    if metrics.get("changed"):
-        return f"{metrics['changed']} rows from objects whose size or mtime changed since their HEAD"
     promised = sum(footers[(o.bucket, o.key)].rows for o in objs)
     if int(metrics.get("rows", -1)) != promised:
         return f"wrote {metrics.get('rows')} rows, the footers promise {promised}"

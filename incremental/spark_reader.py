@@ -46,7 +46,8 @@ MAP_PROBE_BUDGET = 20_000_000
 """Past MAP_LOOKUP_MAX objects, the map is still used while rows × objects (the key comparisons
 its probes make at most) stays under this: a broadcast join costs a Spark job of its own (0.2-0.4 s
 a batch, measured on 40 objects of 2,000 rows), a map probe per row is cheap for few rows."""
-EXPECT_SIZE, EXPECT_MTIME = "_lakeinlet_head_size", "_lakeinlet_head_mtime"
+Planned = dict[str, tuple[int, int]]
+"""Files as a read's plan holds them (their `_metadata`): path URI → (size, mtime in ms)."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
@@ -116,23 +117,28 @@ class SparkReader:
         """One Spark read over all objects, validated and counted per object (one job), cached.
 
         With `single_pass` (the target checks between writing and committing) a Parquet batch
-        whose footers were all read, each with rows, is not read ahead of the write: the write
-        itself counts the rows and sees each file's size and mtime (an Observation), and the
-        batch's `verify` compares them with the footers and HEADs (see `checks.one_pass`)."""
+        whose footers were all read, each with rows, and whose planned files still have the size
+        and mtime their HEADs saw, is not read ahead of the write: the write itself counts the
+        rows (an Observation), and the batch's `verify` holds them to the footers (see
+        `checks.one_pass`). Sizes and mtimes are compared once per file at planning, not per row:
+        the plan's file statuses are what Spark reports as each row's `_metadata`."""
         failed: Failed = {}
         footers = self._footers(objs, heads or {}, failed)
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
         merge = not one_schema(objs, footers)
-        raw, objs = self._load(objs, failed, table_schema, merge)
+        planned: Planned = {}
+        raw, objs = self._load(objs, failed, table_schema, merge, planned)
         if raw is not None:
             raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)
         if raw is None or not objs:
             return ReadBatch(None, None, {}, {}, failed)
         if single_pass and not self.text and all(
-                (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs):
+                (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs) \
+                and self._as_headed(objs, heads or {}, planned or planned_files(raw)):
             rows = sum(footers[(o.bucket, o.key)].rows for o in objs)
-            return self._one_pass(self._with_lineage(raw, objs, batch_id, heads or {}, rows), objs,
-                                  batch_id, footers, failed)
+            seen = Observation(f"lakeinlet-{batch_id}")
+            return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, seen), objs,
+                                  footers, failed, seen)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
         seen = checks.per_object(df, CORRUPT_COL in df.columns)
         failed |= checks.problems(self, objs, seen, heads or {}, footers)
@@ -154,14 +160,16 @@ class SparkReader:
         return out
 
     def _load(self, objs: Sequence[PlannedObject], failed: Failed, table: Any | None,
-              merge: bool = True) -> tuple[DataFrame | None, list[PlannedObject]]:
+              merge: bool = True, planned: Planned | None = None
+              ) -> tuple[DataFrame | None, list[PlannedObject]]:
         """The bulk read; Spark checks that every path exists when planning the read, so an
         object deleted since the HEAD is set aside as missing and the read is planned again.
-        Parquet with a schema is planned from file statuses fetched in parallel (`_indexed`)."""
+        Parquet with a schema is planned from file statuses fetched in parallel (`_indexed`,
+        which fills `planned` with them)."""
         left = list(objs)
         if left and self.settings.source_format == "parquet" and self.schema is not None:
             try:
-                return self._indexed(left, failed)
+                return self._indexed(left, failed, planned if planned is not None else {})
             except Exception as exc:  # Spark's own planning below decides
                 event(log, "file_index_fallback", level=logging.WARNING, reason=str(exc)[:300])
         while left:
@@ -178,7 +186,7 @@ class SparkReader:
                 left = [o for o in left if o not in gone]
         return None, left
 
-    def _indexed(self, objs: Sequence[PlannedObject], failed: Failed) -> tuple[
+    def _indexed(self, objs: Sequence[PlannedObject], failed: Failed, planned: Planned) -> tuple[
             DataFrame | None, list[PlannedObject]]:
         """The read planned from the objects' file statuses, fetched in parallel (one
         getFileStatus each, `STATUS_THREADS` at a time) and handed to Spark's file index, which
@@ -186,7 +194,8 @@ class SparkReader:
         paths one by one on the driver (a LIST and a HEAD each; measured: 3.5-5 s for 300
         objects on moto, against 1.6-1.8 s this way). The statuses are taken at planning time,
         as Spark's would be, so checks of `_metadata` size and mtime against the HEADs keep
-        their meaning. An object not found is set aside as missing, as Spark's planning would."""
+        their meaning (`planned` gets each one's size and mtime). An object not found is set
+        aside as missing, as Spark's planning would."""
         jvm: Any = self.spark._jvm
         js: Any = self.spark._jsparkSession
         ds = jvm.org.apache.spark.sql.execution.datasources
@@ -208,6 +217,7 @@ class SparkReader:
             leaf = jvm.java.lang.reflect.Array.newInstance(status_class, 1)
             leaf[0] = found
             cache.putLeafFiles(path, leaf)
+            planned[found.getPath().toUri().toString()] = (found.getLen(), found.getModificationTime())
             return path
 
         paths = list(_status_pool().map(status, objs))
@@ -231,26 +241,24 @@ class SparkReader:
         return DataFrame(js.baseRelationToDataFrame(relation), self.spark), left
 
     def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
-                      expect: Mapping[Ref, ObjectHead] | None = None, rows: int | None = None) -> DataFrame:
-        """Lineage columns looked up by each row's file path; with `expect`, each object's size
-        and mtime as its HEAD saw them too (EXPECT_SIZE, EXPECT_MTIME: one-pass checks).
+                      rows: int | None = None, seen: Observation | None = None) -> DataFrame:
+        """Lineage columns looked up by each row's file path; with `seen`, the rows and the rows
+        without lineage are observed on the way (what a one-pass write checks).
 
         The lookup table is one JSON literal that the JVM parses (a DataFrame made from Python
         rows would start a Python worker to read them: ~0.3 s a batch, measured). Up to
         `MAP_LOOKUP_MAX` objects, or while `rows` (the footers' count, when known) times the
         objects stays under `MAP_PROBE_BUDGET`, it is a literal map probed per row (no join, no
-        broadcast stage); past that, a broadcast hash join (a map probe scans its keys)."""
+        broadcast stage); past that, a broadcast hash join (a map probe scans its keys). The
+        observation sits between the lookup and the columns taken from it: Spark's optimizer
+        would otherwise inline the probe into each column (a probe per lineage column per row)."""
         jpath = self.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
-        fields = [*LINEAGE, *((EXPECT_SIZE, EXPECT_MTIME) if expect is not None else ())]
         table: dict[str, dict[str, Any]] = {}
         for o in objs:
             values = [o.bucket, o.key, o.etag, _micros(o.event_time)]
-            if expect is not None:
-                h = expect.get((o.bucket, o.key))
-                values += [h.size, _micros(h.last_modified)] if h else [None, None]
-            table[jpath(self.uri(o)).toUri().toString()] = dict(zip(fields, values, strict=True))
-        struct = "struct<" + ",".join(
-            f"{c}:{'bigint' if c.endswith(('time', 'mtime', 'size')) else 'string'}" for c in fields) + ">"
+            table[jpath(self.uri(o)).toUri().toString()] = dict(zip(LINEAGE, values, strict=True))
+        struct = "struct<" + ",".join(f"{c}:{'bigint' if c.endswith('time') else 'string'}"
+                                      for c in LINEAGE) + ">"
         lookup = F.from_json(F.lit(json.dumps(table)), f"map<string,{struct}>")
         with_meta = raw.select("*", F.col("_metadata.file_path").alias("_path"),
                                F.col("_metadata.file_size").alias(FILE_SIZE),
@@ -260,19 +268,37 @@ class SparkReader:
         else:
             paths = self.spark.range(1).select(F.explode(lookup).alias("_path", "_lineage"))
             found = with_meta.join(F.broadcast(paths), "_path", "left")
+        if seen is not None:
+            found = found.observe(seen, *checks.one_pass_metrics())
         lineage = [(F.timestamp_micros(F.col("_lineage")[c]) if c.endswith("time")
-                    else F.col("_lineage")[c]).alias(c) for c in fields]
+                    else F.col("_lineage")[c]).alias(c) for c in LINEAGE]
         return found.select(*(F.col(c) for c in with_meta.columns if c != "_path"), *lineage,
                             F.lit(batch_id).alias("_ingest_batch"))
 
-    def _one_pass(self, df: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
-                  footers: Mapping[Ref, Footer], failed: Failed) -> ReadBatch:
-        """The rows as the write will read them, observed: rows, rows without lineage, rows whose
-        file's size or mtime differ from its HEAD's (numbers compared per row: no per-row
-        hashing); rows per object are the footers', which `verify` holds the write to."""
-        seen = Observation(f"lakeinlet-{batch_id}")
-        observed = df.observe(seen, *checks.one_pass_metrics()).drop(
-            FILE_SIZE, FILE_MTIME, EXPECT_SIZE, EXPECT_MTIME)
+    def _as_headed(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead],
+                   planned: Planned | None) -> bool:
+        """Whether every object's planned file has the size its HEAD saw and an mtime less than
+        a second after the HEAD's (else it was overwritten since: the checked read names it).
+        False when the plan's files are not known."""
+        if not planned:
+            return False
+        jpath = self.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+        for o in objs:
+            status = planned.get(jpath(self.uri(o)).toUri().toString())
+            if status is None:
+                return False
+            head = heads.get((o.bucket, o.key))
+            mtime = _micros(head.last_modified) if head is not None else None
+            if head is not None and (status[0] != head.size or
+                                     (mtime is not None and status[1] - mtime // 1000 >= 1000)):
+                return False
+        return True
+
+    def _one_pass(self, df: DataFrame, objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer],
+                  failed: Failed, seen: Observation) -> ReadBatch:
+        """The rows as the write will read them, observed (`_with_lineage` with `seen`): rows and
+        rows without lineage; rows per object are the footers', which `verify` holds the write to."""
+        observed = df.drop(FILE_SIZE, FILE_MTIME)
         rows = {(o.bucket, o.key): footers[(o.bucket, o.key)].rows for o in objs}
         return ReadBatch(observed, to_arrow_schema(observed.schema), rows, {}, failed,
                          verify=lambda: checks.one_pass(seen.get, objs, footers))
@@ -319,6 +345,26 @@ def _status_pool() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(STATUS_THREADS, thread_name_prefix="lakeinlet-status")
         return _pool
+
+
+def planned_files(df: DataFrame) -> Planned | None:
+    """The files of the one file relation `df` reads, as its file index holds them (no request
+    is made); None when the plan has no file relation or more than one."""
+    found: Planned | None = None
+    leaves = df._jdf.queryExecution().analyzed().collectLeaves().iterator()
+    while leaves.hasNext():
+        leaf = leaves.next()
+        if leaf.getClass().getSimpleName() != "LogicalRelation":
+            continue
+        location = getattr(leaf.relation(), "location", None)
+        if found is not None or location is None:
+            return None
+        found = {}
+        files = location().allFiles().iterator()
+        while files.hasNext():
+            f = files.next()
+            found[f.getPath().toUri().toString()] = (f.getLen(), f.getModificationTime())
+    return found
 
 
 def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> bool:

@@ -13,7 +13,7 @@ import pytest
 from lakeinlet.aws import AwsSection
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.spark_reader import SparkReader
-from lakeinlet.samples import make_files
+from lakeinlet.samples import SCHEMA_DDL, make_files
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 from tests.spark.test_loader_bad_input import _two_row_groups_second_corrupt
 
@@ -52,22 +52,27 @@ def test_good_parquet_loads_in_one_pass(spark: Any, aws: AwsSection, reads: list
         r["order_id"] for f in files for r in f.rows)
 
 
+@pytest.mark.parametrize("schema", [SCHEMA_DDL, None])
 def test_planning_from_file_statuses_falls_back_to_sparks_own(
-        spark: Any, aws: AwsSection, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
-    """When handing the statuses to Spark's file index fails (another Spark version, say), the
-    read is planned by Spark's own listing: the same rows load, with a warning."""
+        spark: Any, aws: AwsSection, monkeypatch: pytest.MonkeyPatch, reads: list[ReadBatch],
+        caplog: pytest.LogCaptureFixture, schema: str | None) -> None:
+    """When handing the statuses to Spark's file index fails (another Spark version, say), or
+    there is no schema to plan with, the read is planned by Spark's own listing: the same rows
+    load, still in one pass (the file statuses are taken from Spark's plan), with a warning when
+    the statuses could not be handed over."""
     def broken(self: SparkReader, *args: Any) -> Any:
         raise RuntimeError("no such constructor")
 
     monkeypatch.setattr(SparkReader, "_indexed", broken)
     landing, lake, s3 = new_lake(aws)
     files = make_files("parquet", 2, 3)
-    p = parts(make_config(aws, lake), spark)
+    p = parts(make_config(aws, lake, schema=schema), spark)
     record(p.changelog, [put(s3, landing, f.key, f.body) for f in files])
     with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
         assert p.loader().drain().statuses["loaded"] == 2
-    assert [r.levelno for r in caplog.records if r.getMessage() == "file_index_fallback"] == [logging.WARNING]
+    assert [b.verify is not None for b in reads] == [True]
+    warned = [r.levelno for r in caplog.records if r.getMessage() == "file_index_fallback"]
+    assert warned == ([logging.WARNING] if schema else [])
     assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
         r["order_id"] for f in files for r in f.rows)
 
@@ -96,3 +101,33 @@ def test_a_write_short_of_the_footers_is_read_again_and_checked_first(
         committed = {u.split("://", 1)[1] for u in p.target.table().file_uris()}
         stray = [i.path for i in written if i.path.endswith(".parquet") and i.path not in committed]
         assert stray == [], stray
+
+
+@pytest.mark.parametrize("target_format", ["delta", "iceberg"])
+def test_an_object_overwritten_between_its_footer_and_the_plan_is_not_loaded_in_one_pass(
+        spark: Any, aws: AwsSection, monkeypatch: pytest.MonkeyPatch, reads: list[ReadBatch],
+        target_format: str) -> None:
+    """The footer's ranged GET saw one version; by the time the read is planned (its file
+    statuses taken), a bigger one is there. The planned size differs from the HEAD's, so the
+    batch is not written in one pass: the checked read sets that object aside as overwritten
+    (its newer version's event loads it) and loads the other."""
+    landing, lake, s3 = new_lake(aws)
+    old, new = make_files("parquet", 1, 3)[0], make_files("parquet", 1, 10, start=5)[0]
+    good = make_files("parquet", 1, 4, start=50, prefix="good/")[0]
+    original = SparkReader._footers
+
+    def then_overwrite(self: SparkReader, *args: Any) -> Any:
+        out = original(self, *args)
+        s3.put_object(Bucket=landing, Key="x.parquet", Body=new.body)
+        return out
+
+    monkeypatch.setattr(SparkReader, "_footers", then_overwrite)
+    p = parts(make_config(aws, lake, target_format=target_format), spark)
+    record(p.changelog, [put(s3, landing, "x.parquet", old.body), put(s3, landing, good.key, good.body)])
+    p.loader().drain()
+    assert [b.verify is not None for b in reads] == [False]
+    ledger = {r["key"]: (r["status"], r["rows"], r["reason"]) for r in ledger_rows(p)}
+    status, rows, reason = ledger["x.parquet"]
+    assert (status, rows) == ("filtered", 0) and "overwritten during the load" in reason, ledger
+    assert ledger[good.key][:2] == ("loaded", 4)
+    assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(r["order_id"] for r in good.rows)
