@@ -356,11 +356,11 @@ def planned_files(df: DataFrame) -> Planned | None:
         leaf = leaves.next()
         if leaf.getClass().getSimpleName() != "LogicalRelation":
             continue
-        location = getattr(leaf.relation(), "location", None)
-        if found is not None or location is None:
+        relation = leaf.relation()
+        if found is not None or relation.getClass().getSimpleName() != "HadoopFsRelation":
             return None
         found = {}
-        files = location().allFiles().iterator()
+        files = relation.location().allFiles().iterator()
         while files.hasNext():
             f = files.next()
             found[f.getPath().toUri().toString()] = (f.getLen(), f.getModificationTime())

@@ -131,3 +131,21 @@ def test_an_object_overwritten_between_its_footer_and_the_plan_is_not_loaded_in_
     assert (status, rows) == ("filtered", 0) and "overwritten during the load" in reason, ledger
     assert ledger[good.key][:2] == ("loaded", 4)
     assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(r["order_id"] for r in good.rows)
+
+
+def test_odd_keys_match_their_planned_files_and_load_in_one_pass(
+        spark: Any, aws: AwsSection, reads: list[ReadBatch]) -> None:
+    """The planned files are matched to the objects by path URI: spaces, percent signs, non-ASCII
+    and glob characters in keys still find theirs (else the batch would take the checked read)."""
+    landing, lake, s3 = new_lake(aws)
+    keys = ["in/a b.parquet", "in/100%.parquet", "in/zürich.parquet", "in/report[1].parquet"]
+    files = make_files("parquet", len(keys), 2)
+    p = parts(make_config(aws, lake), spark)
+    record(p.changelog, [put(s3, landing, k, f.body) for k, f in zip(keys, files, strict=True)])
+    p.loader().drain()
+    assert [b.verify is not None for b in reads] == [True]
+    assert {r["key"]: (r["status"], r["rows"]) for r in ledger_rows(p)} == {k: ("loaded", 2) for k in keys}
+    rows = target_rows(p)
+    assert sorted(zip(rows.column("_source_key").to_pylist(), rows.column("order_id").to_pylist(),
+                      strict=True)) == sorted((k, r["order_id"]) for k, f in zip(keys, files, strict=True)
+                                              for r in f.rows)
