@@ -64,6 +64,7 @@ bench: install jars
 	$(BIN)/python bench/scaleout.py --quick
 	$(BIN)/python bench/api_cost.py --quick
 	$(BIN)/python bench/loader_large.py --quick
+	$(BIN)/python bench/lineage_rows.py --quick
 
 # A bounded, seeded chaos campaign (faults, SIGKILLs, every target format) and its table.
 SEED    ?= 1
