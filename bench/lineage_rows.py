@@ -87,7 +87,7 @@ def sides(spark: Any, paths: list[Path], rows: int) -> dict[str, Any]:
                 {"MAP_LOOKUP_MAX": 10**9}
             with patch.multiple(spark_reader, **limits):
                 df = reader._with_lineage(raw(), objs, "bench", rows * len(paths), seen)
-            return df.drop(spark_reader.FILE_SIZE, spark_reader.FILE_MTIME), seen
+            return df, seen
         return build
 
     return {"plain": lambda: (raw(), None),

@@ -56,8 +56,8 @@ def per_object(df: DataFrame, has_corrupt: bool) -> dict[Ref, Seen]:
 
 def one_pass_metrics() -> list[Any]:
     """What a one-pass write observes (per-row counts only): every row, and rows whose file path
-    found no lineage (`_lineage` is the lookup's struct, null when nothing matched)."""
-    return [F.count(F.lit(1)).alias("rows"), F.count_if(F.col("_lineage").isNull()).alias("unmatched")]
+    found no lineage."""
+    return [F.count(F.lit(1)).alias("rows"), F.count_if(F.col("_source_key").isNull()).alias("unmatched")]
 
 
 def one_pass(metrics: Mapping[str, Any], objs: Sequence[PlannedObject],

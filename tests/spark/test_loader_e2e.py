@@ -92,7 +92,7 @@ def test_keys_with_spaces_plus_and_percent_keep_their_lineage(spark: Any, aws: A
     assert "year" not in table.schema.names  # no partition column inferred from the source path
 
 
-@pytest.mark.parametrize("lookup", ["map", "join"])
+@pytest.mark.parametrize("lookup", ["map", "join", "join on the path"])
 @pytest.mark.parametrize("fmt", ["parquet", "json"])
 def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: str, lookup: str,
                                             monkeypatch: pytest.MonkeyPatch,
@@ -100,13 +100,22 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     """Every lineage column, event times to the microsecond, through both lookups (a literal
     map for a few objects or rows, a broadcast join past MAP_LOOKUP_MAX and MAP_PROBE_BUDGET),
     for a one-pass Parquet batch and a checked JSON batch; keys whose characters a path must
-    escape keep theirs."""
+    escape keep theirs. The join is on the paths' 64-bit hashes, or on the paths themselves when
+    two of the batch's paths share a hash ("join on the path": as if they did)."""
     from datetime import datetime, timedelta
 
     from lakeinlet.incremental import spark_reader
 
     monkeypatch.setattr(spark_reader, "MAP_LOOKUP_MAX", 64 if lookup == "map" else 0)
     monkeypatch.setattr(spark_reader, "MAP_PROBE_BUDGET", 10**9 if lookup == "map" else 0)
+    hashed: list[bool] = []  # per join: whether it was on the hashes
+    distinct = spark_reader._distinct_hashes
+
+    def spy(*args: Any) -> bool:
+        hashed.append(distinct(*args) and lookup == "join")
+        return hashed[-1]
+
+    monkeypatch.setattr(spark_reader, "_distinct_hashes", spy)
     landing, lake, s3 = new_lake(aws)
     files = make_files(fmt, 3, rows_per_file=2)
     keys = [f"in/{i} it's 100%+ünï{{}}[1].{fmt}" for i in range(len(files))]
@@ -122,3 +131,4 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     got = Counter((r["_source_bucket"], r["_source_key"], r["_source_etag"], r["_source_event_time"])
                   for r in target_rows(p).to_pylist())
     assert got == {(landing, e.key, e.etag, e.event_time): 2 for e in events}
+    assert hashed == ([] if lookup == "map" else [lookup == "join"])
