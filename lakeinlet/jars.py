@@ -16,8 +16,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import lakeinlet
-
 HADOOP_AWS = ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-bundle:1.12.262",
               "org.wildfly.openssl:wildfly-openssl:1.0.7.Final")
 """The s3a connector pyspark 3.5's Hadoop 3.3.4 was built with (what `--packages hadoop-aws`
@@ -46,13 +44,12 @@ def jar_name(coordinate: str) -> str:
 
 
 def default_dir() -> Path:
-    """Where jars live: $LAKEINLET_JARS, else the checkout's `.jars/`, else a user cache."""
+    """Where jars live: $LAKEINLET_JARS, else the user's cache (`$XDG_CACHE_HOME/lakeinlet/jars`,
+    `~/.cache/lakeinlet/jars`): never a folder found relative to the source tree or the working one."""
     if os.environ.get(ENV):
         return Path(os.environ[ENV])
-    checkout = Path(lakeinlet.__file__).resolve().parent.parent
-    if (checkout / "pyproject.toml").is_file():
-        return checkout / ".jars"
-    return Path.home() / ".cache" / "lakeinlet" / "jars"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "lakeinlet" / "jars"
 
 
 def missing(dest: Path, group: str) -> list[str]:
@@ -115,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dest", type=Path, default=None,
                         help=f"folder for the jars, one sub-folder per group (default: ${ENV}, else "
-                             "the checkout's .jars/, else ~/.cache/lakeinlet/jars)")
+                             "~/.cache/lakeinlet/jars)")
     parser.add_argument("--only", action="append", choices=sorted(GROUPS), metavar="GROUP",
                         help=f"fetch only this group (repeatable; one of {', '.join(sorted(GROUPS))}; "
                              "default: all)")
