@@ -1,13 +1,12 @@
-"""The SparkSession factory both jobs use: master, jars and s3a settings from configuration.
+"""The SparkSession factory both jobs use: lakeinlet's defaults under whatever spark-submit was given.
 
-Nothing cluster-specific is hard-coded: jars come from `--jars`, `$LAKEINLET_JARS` or the
-checkout's `.jars/` (fetched by `lakeinlet jars`), only the groups a run needs; the s3a endpoint,
-path-style access, plain HTTP and static credentials are set only when an emulator endpoint is
-configured. On EMR/Dataproc the platform's connector, or `spark-submit --packages`, is used.
+Settings given to spark-submit (`--conf`, `--packages`, `--jars`, spark-defaults.conf) win over
+lakeinlet's defaults; jars are added only outside spark-submit, from `--jars` or the jar folder.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
@@ -19,6 +18,8 @@ from typing import Any
 from lakeinlet import jars as jarlib
 from lakeinlet.config import setting
 from lakeinlet.errors import TerminalError
+
+log = logging.getLogger("lakeinlet.spark")
 
 LOG_LEVELS = ("ERROR", "WARN", "INFO", "DEBUG")
 REQUIRED_CLASSES = {"s3a": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "the s3a connector")}
@@ -33,8 +34,9 @@ class SparkSection:
         None, "Spark master, e.g. local[2]; unset under spark-submit (its --master is used).")
     jars: str | None = setting(
         None, "Comma-separated jars, or a folder holding the groups `lakeinlet jars` fetches "
-        "(<folder>/s3a, /hudi, /iceberg): a run adds only the groups it needs. Default: the "
-        "checkout's .jars/. Unset on a cluster that gets them from spark-submit --packages.",
+        "(<folder>/s3a, /hudi, /iceberg): a run adds only the groups it needs. Default: the folder "
+        "`lakeinlet jars` fetches into (~/.cache/lakeinlet/jars). Used only outside spark-submit: "
+        "under spark-submit give jars with its --packages or --jars.",
         env="LAKEINLET_JARS", metavar="PATHS")
     shuffle_partitions: int = setting(
         8, "spark.sql.shuffle.partitions for the loader's small aggregations.")
@@ -49,8 +51,8 @@ class SparkSection:
         bad = [kv for kv in self.spark_conf if "=" not in kv]
         problems = [f"--spark-conf: expected key=value, found {kv!r}" for kv in bad]
         local = [j.strip() for j in (self.jars or "").split(",") if j.strip() and "://" not in j]
-        return problems + [f"--jars (or LAKEINLET_JARS): {j} does not exist; `lakeinlet jars` fetches "
-                           "the jars into the checkout's .jars/" for j in local if not Path(j).exists()]
+        return problems + [f"--jars (or LAKEINLET_JARS): {j} does not exist; `lakeinlet jars --dest {j}` "
+                           "fetches the jar groups into a folder" for j in local if not Path(j).exists()]
 
     @property
     def extra(self) -> dict[str, str]:
@@ -72,14 +74,36 @@ def jar_list(jars: str | None, groups: Sequence[str] = ()) -> list[str]:
     return out
 
 
+def default_jars(section: SparkSection, groups: Sequence[str]) -> list[str]:
+    """The jars a run outside spark-submit adds: `--jars`, else the default folder when it exists."""
+    if section.jars:
+        return jar_list(section.jars, groups)
+    folder = jarlib.default_dir()
+    return jar_list(str(folder), groups) if folder.is_dir() else []
+
+
+def under_spark_submit() -> bool:
+    """True when spark-submit started this Python process (its JVM and settings already exist)."""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
+
+
+LIST_KEYS = ("spark.sql.extensions",)
+"""Comma lists merged rather than replaced: a format's session extension is added to the user's."""
+
+
 def session_conf(section: SparkSection, endpoint_url: str | None = None, groups: Sequence[str] = (),
-                 extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The Spark settings lakeinlet needs, as a plain dict (testable without a JVM).
+                 extra: Mapping[str, str] | None = None, given: Mapping[str, str] | None = None,
+                 add_jars: bool = True) -> dict[str, str]:
+    """The Spark settings lakeinlet sets, as a plain dict (testable without a JVM).
 
     Args:
         groups: jar groups the run needs (`s3a`, a table format's).
         extra: settings a table format needs (its session extension, catalog, serializer).
+        given: settings the launcher already holds (spark-submit's --conf/--packages/--jars and
+            spark-defaults.conf): they win, and their keys are left out of the result.
+        add_jars: add `spark.jars` from `--jars` or the jar folder (False under spark-submit).
     """
+    given = dict(given or {})
     conf = {
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
         "spark.sql.session.timeZone": "UTC",
@@ -88,15 +112,22 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None, groups:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": str(section.spark_log_level in ("INFO", "DEBUG")).lower(),
         # The loader passes explicit file paths; above this many paths Spark starts a whole job
-        # just to stat them (measured: 2.5x slower for 40 objects on s3a). Overridable.
+        # just to stat them (bench/loader_listing.py). Overridable.
         "spark.sql.sources.parallelPartitionDiscovery.threshold": "10000",
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log4j2_file(section.spark_log_level)}",
     }
-    if found := jar_list(section.jars or str(jarlib.default_dir()), groups):
+    jars_given = any(given.get(k) for k in ("spark.jars", "spark.jars.packages"))
+    if add_jars and not jars_given and (found := default_jars(section, groups)):
         conf["spark.jars"] = ",".join(found)
     if endpoint_url:
         conf |= s3a_emulator_conf(endpoint_url)
-    return conf | dict(extra or {}) | section.extra
+    conf |= dict(extra or {})
+    for key in LIST_KEYS:
+        if key in conf and given.get(key):
+            mine = [v for v in conf[key].split(",") if v not in given[key].split(",")]
+            conf[key] = ",".join([given[key], *mine])
+    kept = {k: v for k, v in conf.items() if k not in given or k in LIST_KEYS}
+    return kept | section.extra
 
 
 def log4j2_file(level: str) -> str:
@@ -132,10 +163,21 @@ def s3a_emulator_conf(endpoint_url: str) -> dict[str, str]:
     return conf
 
 
+def launcher_conf() -> dict[str, str]:
+    """Settings spark-submit (or spark-defaults.conf) gave this process's Spark, before any session:
+    empty outside spark-submit. Reading them starts no SparkContext."""
+    if not under_spark_submit():
+        return {}
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM; creates no context
+    return dict(SparkConf().getAll())
+
+
 def get_session(section: SparkSection, endpoint_url: str | None = None, app_name: str = "lakeinlet",
                 groups: Sequence[str] = (), extra: Mapping[str, str] | None = None,
                 required: Mapping[str, tuple[str, str]] | None = None) -> Any:
-    """Build (or reuse) the SparkSession; workers run the driver's Python interpreter.
+    """Build (or reuse) the SparkSession; workers run the driver's Python interpreter unless told.
 
     Args:
         required: jar group → (class, what it is) that must load; default: s3a's when asked for.
@@ -145,26 +187,42 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
     """
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app_name)
+    submitted = under_spark_submit()
+    given = launcher_conf()
+    if not submitted:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    elif section.jars:
+        log.warning("--jars/LAKEINLET_JARS is ignored under spark-submit: give jars with its "
+                    "--packages or --jars")
+    builder = SparkSession.builder if "spark.app.name" in given else SparkSession.builder.appName(app_name)
     if section.master:
         builder = builder.master(section.master)
-    for key, value in session_conf(section, endpoint_url, groups, extra).items():
+    for key, value in session_conf(section, endpoint_url, groups, extra, given, not submitted).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(section.spark_log_level)
     wanted = dict(required or {g: REQUIRED_CLASSES[g] for g in groups if g in REQUIRED_CLASSES})
-    check_classes(session, wanted)
+    check_classes(session, wanted, submitted, section.jars)
     return session
 
 
-def check_classes(session: Any, wanted: Mapping[str, tuple[str, str]]) -> None:
-    """Raise TerminalError naming the first jar group whose class Spark cannot load."""
+def check_classes(session: Any, wanted: Mapping[str, tuple[str, str]], submitted: bool = False,
+                  jars: str | None = None) -> None:
+    """Raise TerminalError naming the first jar group whose class Spark cannot load, and what to do."""
     for group, (cls, what) in wanted.items():
         try:  # Spark's own class loader: the one that holds --jars/--packages under spark-submit
             session._jvm.org.apache.spark.util.Utils.classForName(cls, False, False)
         except Exception as exc:  # py4j wraps ClassNotFoundException
-            raise TerminalError(
-                f"Spark cannot load {cls} ({what}): run `lakeinlet jars --only {group}` to fetch "
-                f"{', '.join(jarlib.GROUPS[group][:2])} into {jarlib.default_dir()}, or pass "
-                f"`{'--packages ' + jarlib.packages([group])}` to spark-submit") from exc
+            raise TerminalError(f"Spark cannot load {cls} ({what}): "
+                               f"{how_to_get_jars(group, submitted, jars)}") from exc
+
+
+def how_to_get_jars(group: str, submitted: bool, jars: str | None) -> str:
+    if submitted:
+        return f"pass `--packages {jarlib.packages([group])}` (or those jars with --jars) to spark-submit"
+    folder = jars if jars and "," not in jars and Path(jars).is_dir() else None
+    if jars and not folder:
+        return f"--jars/LAKEINLET_JARS ({jars}) holds no jar of {', '.join(jarlib.GROUPS[group])}: add them"
+    folder = folder or str(jarlib.default_dir())
+    return (f"run `lakeinlet jars --dest {folder} --only {group}` (a run looks for them in "
+            f"{folder}/{group}/), or give them with --jars")

@@ -35,7 +35,9 @@ def test_spark_submit_runs_the_same_main(aws: AwsSection) -> None:
     assert "loaded 6 rows in 1 batches" in proc.stdout
     assert sorted(target_rows(p).column("order_id").to_pylist()) == sorted(
         r["order_id"] for f in files for r in f.rows)
-    # Without the connector the job stops with one line saying how to get it (no stack trace).
+    # Without the connector the job stops with one line saying how to get it (no stack trace):
+    # under spark-submit lakeinlet adds no jars of its own (LAKEINLET_JARS is not used), so the
+    # line names spark-submit's --packages.
     proc = subprocess.run(
         [str(submit), "--master", "local[1]", str(ROOT / "incremental" / "__main__.py"),
          "run", "--drain", "--changelog", f"s3a://{lake}/changelog", "--table", f"s3a://{lake}/other",
@@ -44,4 +46,4 @@ def test_spark_submit_runs_the_same_main(aws: AwsSection) -> None:
     said = proc.stdout + proc.stderr  # spark-submit sends the Python driver's stderr to stdout
     assert proc.returncode == 2, said[-2000:]
     assert "error: Spark cannot load org.apache.hadoop.fs.s3a.S3AFileSystem" in said
-    assert "lakeinlet jars --only s3a" in said and "Traceback" not in said
+    assert "pass `--packages org.apache.hadoop:hadoop-aws:3.3.4" in said and "Traceback" not in said

@@ -56,10 +56,11 @@ def test_packages_line_lists_the_coordinates_spark_submit_resolves() -> None:
     assert jars.main(["--packages", "--only", "hudi"]) == 0
 
 
-def test_default_dir_is_the_checkout_jars_unless_the_environment_says(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_dir_is_the_user_cache_unless_the_environment_says(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("LAKEINLET_JARS", raising=False)
-    assert jars.default_dir() == Path(__file__).resolve().parents[2] / ".jars"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert jars.default_dir() == tmp_path / "lakeinlet" / "jars"  # not the checkout, not the cwd
     monkeypatch.setenv("LAKEINLET_JARS", "/x/jars")
     assert jars.default_dir() == Path("/x/jars")
 

@@ -1,4 +1,4 @@
-"""The Spark session settings: s3a emulator settings only with an endpoint; jars only when given."""
+"""The Spark session settings: emulator s3a settings only with an endpoint; spark-submit's settings win."""
 
 from __future__ import annotations
 
@@ -6,13 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.spark import SparkSection, jar_list, session_conf
+from lakeinlet import jars as jarlib
+from lakeinlet.spark import (
+    SparkSection,
+    how_to_get_jars,
+    jar_list,
+    launcher_conf,
+    session_conf,
+    under_spark_submit,
+)
 
 pytestmark = pytest.mark.unit
 
 
 def test_no_endpoint_means_no_s3a_overrides_and_no_jars() -> None:
-    conf = session_conf(SparkSection())
+    conf = session_conf(SparkSection(), add_jars=False)
     assert not any(k.startswith("spark.hadoop.fs.s3a") for k in conf)
     assert "spark.jars" not in conf
     assert conf["spark.sql.parquet.outputTimestampType"] == "TIMESTAMP_MICROS"
@@ -35,3 +43,57 @@ def test_jar_folders_expand_to_their_jars(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_bytes(b"")
     assert jar_list(f"{tmp_path},/x/b.jar") == [str(tmp_path / "a.jar"), "/x/b.jar"]
     assert SparkSection(spark_conf=("bad",)).validate()
+
+
+def test_a_missing_jar_folder_adds_no_jar_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A fresh clone before `lakeinlet jars`: the default folder does not exist.
+    monkeypatch.delenv("LAKEINLET_JARS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "nothing-here"))
+    assert "spark.jars" not in session_conf(SparkSection(), groups=["s3a", "hudi"])
+
+
+def _group_folder(root: Path) -> Path:
+    for c in jarlib.GROUPS["s3a"]:
+        (root / "s3a").mkdir(parents=True, exist_ok=True)
+        (root / "s3a" / jarlib.jar_name(c)).write_bytes(b"")
+    return root
+
+
+def test_spark_submit_settings_win_over_lakeinlets_defaults(tmp_path: Path) -> None:
+    given = {"spark.sql.shuffle.partitions": "64", "spark.jars.packages": "g:a:1",
+             "spark.sql.extensions": "my.Extension"}
+    section = SparkSection(jars=str(_group_folder(tmp_path)))
+    extra = {"spark.sql.extensions": "format.Extension", "spark.serializer": "kryo"}
+    conf = session_conf(section, groups=["s3a"], extra=extra, given=given)
+    assert "spark.sql.shuffle.partitions" not in conf  # spark-submit's 64 stays
+    assert "spark.jars" not in conf  # --packages given: lakeinlet adds no jars
+    assert conf["spark.sql.extensions"] == "my.Extension,format.Extension"  # merged, the user's first
+    assert conf["spark.serializer"] == "kryo"
+    again = session_conf(section, extra=extra, given={"spark.sql.extensions": "format.Extension"})
+    assert again["spark.sql.extensions"] == "format.Extension"  # not listed twice
+
+
+def test_jars_are_added_only_outside_spark_submit(tmp_path: Path) -> None:
+    section = SparkSection(jars=str(_group_folder(tmp_path)))
+    assert "spark.jars" in session_conf(section, groups=["s3a"])
+    assert "spark.jars" not in session_conf(section, groups=["s3a"], add_jars=False)
+    assert "spark.jars" not in session_conf(section, groups=["s3a"], given={"spark.jars": "/x.jar"})
+
+
+def test_under_spark_submit_is_the_gateway_spark_submit_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert not under_spark_submit() and launcher_conf() == {}
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "40000")
+    assert under_spark_submit()
+
+
+def test_the_missing_jar_message_says_what_to_do_where(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("LAKEINLET_JARS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert "--packages org.apache.hadoop:hadoop-aws" in how_to_get_jars("s3a", True, None)
+    assert "spark-submit" in how_to_get_jars("s3a", True, str(tmp_path))
+    assert f"--dest {tmp_path / 'lakeinlet' / 'jars'} --only s3a" in how_to_get_jars("s3a", False, None)
+    assert f"--dest {tmp_path} --only s3a" in how_to_get_jars("s3a", False, str(tmp_path))
+    said = how_to_get_jars("s3a", False, "/x/a.jar,/x/b.jar")
+    assert "holds no jar of org.apache.hadoop:hadoop-aws" in said
