@@ -21,7 +21,9 @@ HADOOP_AWS = ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-
 """The s3a connector pyspark 3.5's Hadoop 3.3.4 was built with (what `--packages hadoop-aws`
 resolves to)."""
 GROUPS: dict[str, tuple[str, ...]] = {
-    "s3a": HADOOP_AWS,
+    # spark-hadoop-cloud: Spark's side of the S3A committers (lakeinlet/committers.py). 3.5.8, not
+    # pyspark's 3.5.9: 3.5.9 is not on Maven Central (checked 2026-11); 3.5.8 is the nearest that is.
+    "s3a": (*HADOOP_AWS, "org.apache.spark:spark-hadoop-cloud_2.12:3.5.8"),
     "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0",),
     "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
                 "org.xerial:sqlite-jdbc:3.54.1.0"),
