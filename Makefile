@@ -2,7 +2,8 @@
 # and Maven.
 PYTHON ?= python3
 VENV   ?= .venv
-JARS   ?= .jars
+# Jars go where the jobs look by default (the user's cache), so the README's commands find them.
+JARS   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lakeinlet/jars
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 # checkov lives in its own virtualenv: it pins an older boto3 than lakeinlet uses.
@@ -30,8 +31,9 @@ $(STAMP): pyproject.toml
 jars: install
 	$(BIN)/lakeinlet jars --dest $(JARS)
 
+# The runtime groups: the README's "Running the jobs" block loads Delta and Hudi tables after it.
 demo: install
-	$(BIN)/lakeinlet jars --dest $(JARS) --only s3a
+	$(BIN)/lakeinlet jars --dest $(JARS) --only s3a --only hudi --only iceberg
 	$(BIN)/python -m lakeinlet.demo
 
 lint: install
@@ -78,4 +80,4 @@ docs: install
 	$(BIN)/lakeinlet config-reference --update README.md
 
 clean:
-	rm -rf $(VENV) $(JARS) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache   # the jar cache stays: `rm -rf $(JARS)`

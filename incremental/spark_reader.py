@@ -334,16 +334,18 @@ class SparkReader:
 
     def _with_lines(self, malformed: DataFrame, refs: list[Ref]) -> DataFrame:
         """Line numbers (1-based) of malformed records: only their objects are read again, as
-        text; the n-th copy of a line in an object matches the n-th malformed copy of it."""
+        text; the n-th copy of a line in an object matches the n-th malformed copy of it. All in
+        the JVM: executors need no Python worker (a split file's parts keep their order)."""
         lines: Any = None
         for bucket, key in refs:
             path = GLOB.sub(r"\\\1", f"{self.scheme}://{bucket}/{key}")
-            rdd = self.spark.read.text(path).rdd.zipWithIndex().map(_numbered(bucket, key))
-            lines = rdd if lines is None else lines.union(rdd)
+            text = self.spark.read.text(path).select(
+                F.lit(bucket).alias("_source_bucket"), F.lit(key).alias("_source_key"),
+                F.col("value").alias("record"), F.monotonically_increasing_id().alias("_pos"))
+            numbered = text.withColumn("line", F.row_number().over(Window.orderBy("_pos"))).drop("_pos")
+            lines = numbered if lines is None else lines.unionByName(numbered)
         by_text = ["_source_bucket", "_source_key", "record"]
-        found = self.spark.createDataFrame(
-            lines, "_source_bucket STRING, _source_key STRING, record STRING, line LONG")
-        found = found.withColumn("_n", F.row_number().over(Window.partitionBy(*by_text).orderBy("line")))
+        found = lines.withColumn("_n", F.row_number().over(Window.partitionBy(*by_text).orderBy("line")))
         order = Window.partitionBy(*by_text).orderBy(F.monotonically_increasing_id())
         return malformed.withColumn("_n", F.row_number().over(order)) \
             .join(found, [*by_text, "_n"], "left").drop("_n")
@@ -440,11 +442,6 @@ def _micros(t: datetime | None) -> int | None:
         return None
     aware = t if t.tzinfo is not None else t.astimezone()
     return (aware - EPOCH) // timedelta(microseconds=1)
-
-
-def _numbered(bucket: str, key: str) -> Any:
-    """(row, index) → (bucket, key, line text, 1-based line number), for an RDD map."""
-    return lambda pair: (bucket, key, pair[0][0], pair[1] + 1)
 
 
 def _drop_failed(df: DataFrame, failed: Failed) -> DataFrame:
