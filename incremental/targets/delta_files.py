@@ -49,14 +49,25 @@ def filesystem(uri: str, aws: AwsSection) -> tuple[pafs.FileSystem, str]:
     return pafs.LocalFileSystem(), path.rstrip("/")
 
 
+def hidden(under_folder: str) -> bool:
+    """True if a path below the batch folder is a committer's or writer's own file, not data.
+
+    Spark's rule for hidden paths, applied to every component (not only the base name): a name
+    starting with `.`, or with `_` unless it holds `=` (a partition folder such as `_src=x`). So
+    a committer's leftovers (`__magic/…`, `_temporary/…`, `.spark-staging-…`) are never data.
+    """
+    return any(part.startswith(".") or (part.startswith("_") and "=" not in part)
+               for part in under_folder.split("/"))
+
+
 def list_written(fs: pafs.FileSystem, root: str, folder: str) -> list[tuple[str, int, int]]:
-    """(path relative to root, size, mtime ms) of the Parquet files under root/folder."""
-    infos = fs.get_file_info(pafs.FileSelector(f"{root}/{folder}", recursive=True,
-                                               allow_not_found=True))
+    """(path relative to root, size, mtime ms) of the Parquet data files under root/folder."""
+    base = f"{root}/{folder}"
+    infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
     out = []
     for info in infos:
-        name = posixpath.basename(info.path)
-        if info.type == pafs.FileType.File and name.endswith(".parquet") and name[0] not in "._":
+        if (info.type == pafs.FileType.File and info.path.endswith(".parquet")
+                and not hidden(info.path[len(base) + 1:])):
             mtime = int(info.mtime.timestamp() * 1000) if info.mtime else 0
             out.append((info.path[len(root) + 1:], int(info.size or 0), mtime))
     return sorted(out)
