@@ -42,6 +42,7 @@ def poller_settings(config: SourceConfig) -> PollerSettings:
         receivers=q.receivers, batch_size=b.batch_size, batch_seconds=b.batch_seconds,
         until_empty=b.until_empty, drain_wait_seconds=q.drain_wait_seconds,
         delete_attempts=b.delete_attempts, poison=p.action, poison_log_per_minute=p.log_per_minute,
+        connect_timeout=q.connect_timeout_seconds,
         event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types)))
 
 

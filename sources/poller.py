@@ -35,6 +35,35 @@ class InjectedCrash(RuntimeError):
     """Raised by a crash point in tests: the process "dies" at a named step."""
 
 
+class RetryReport:
+    """Receive failures shared by the receivers: a queue never reached within `connect_timeout`
+    is a terminal error; once reached, failures are retried for ever, logged once a minute."""
+
+    def __init__(self, clock: Callable[[], float], connect_timeout: float) -> None:
+        self._clock, self._timeout = clock, connect_timeout
+        self._started, self._connected = clock(), False
+        self._lock = threading.Lock()
+        self._logged_at: float | None = None
+        self._since_log = 0
+
+    def succeeded(self) -> None:
+        self._connected = True
+
+    def failed(self, exc: TransientError) -> TerminalError | None:
+        """Count a failure; the error to stop with when the queue was never reached in time."""
+        now = self._clock()
+        with self._lock:
+            self._since_log += 1
+            if not self._connected and now - self._started >= self._timeout:
+                return TerminalError(f"no receive succeeded in {now - self._started:.0f} s "
+                                     f"(--connect-timeout-seconds {self._timeout:g}): {exc}")
+            if self._logged_at is None or now - self._logged_at >= 60:
+                log.warning("receive failed %d time(s) since the last report, retrying: %s",
+                            self._since_log, exc)
+                self._logged_at, self._since_log = now, 0
+        return None
+
+
 def crash_at(step: str) -> Callable[[str], None]:
     """A crash hook that raises InjectedCrash when the poller reaches `step`
     (`before_commit`, `after_commit`, `after_delete`)."""
@@ -59,6 +88,7 @@ class PollerSettings:
     delete_attempts: int = 3
     poison: str = "redrive"
     poison_log_per_minute: int = 10
+    connect_timeout: float = 60.0
     event_filter: EventFilter = field(default_factory=EventFilter)
 
     @property
@@ -93,6 +123,7 @@ class Poller:
         self._lock = threading.Lock()
         self._drain = DrainWatch(settings.receivers)
         self._failure: BaseException | None = None
+        self._retries = RetryReport(clock, settings.connect_timeout)
         self._run_id = f"{now().strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
         self._seq = 0
         self.summary = RunSummary()
@@ -203,9 +234,12 @@ class Poller:
             try:
                 messages = self._queue.receive(10, s.receive_wait, s.visibility_timeout)
                 failures = 0
+                self._retries.succeeded()
             except TransientError as exc:
                 failures += 1
-                log.warning("receive failed (attempt %d), retrying: %s", failures, exc)
+                if gave_up := self._retries.failed(exc):
+                    self._fail(gave_up)
+                    return
                 self._stop.wait(min(30.0, 0.5 * 2 ** failures))
                 continue
             except BaseException as exc:
@@ -232,7 +266,7 @@ class Poller:
                 continue
 
     def _fail(self, exc: BaseException) -> None:
-        log.error("receiver stopped: %s", exc)
+        log.debug("receiver stopped: %s", exc)  # the job reports the failure once, not per receiver
         with self._lock:
             self._failure = self._failure or exc
         self._stop.set()

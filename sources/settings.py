@@ -34,8 +34,17 @@ class QueueSection:
         "the last batch at once. Longer: notifications still on their way are caught before the "
         "exit, which comes later; the few extra empty receives cost little.")
 
+    connect_timeout_seconds: float = setting(
+        60.0, "Give up when no receive has succeeded this many seconds after the start (a wrong "
+        "endpoint or URL, a network that never came up): one error line, exit 2. Once a receive "
+        "has succeeded, a lost connection is retried for ever (a long-running poller rides out "
+        "an outage), with one log line a minute saying how many receives failed.")
+
     def validate(self) -> list[str]:
         problems = []
+        if self.connect_timeout_seconds <= 0:
+            problems.append(f"--connect-timeout-seconds: expected more than 0, found "
+                            f"{self.connect_timeout_seconds}")
         if not self.queue_url:
             problems.append(missing("--queue-url"))
         elif not self.queue_url.startswith(("http://", "https://")):

@@ -13,7 +13,7 @@ from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.events import ReceivedEvent
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.memory import InMemoryQueue
-from lakeinlet.sources.poller import InjectedCrash, Poller, crash_at
+from lakeinlet.sources.poller import InjectedCrash, Poller, RetryReport, crash_at
 from lakeinlet.sources.ports import EntryFailure, Message
 from tests.unit.poller_fakes import EVENTS, JournalQueue, MemoryChangelog, s3_body, settings
 
@@ -232,3 +232,45 @@ def test_a_terminal_receive_error_stops_the_run() -> None:
     queue, changelog = FlakyReceives(TerminalError("queue does not exist"), times=5), MemoryChangelog()
     with pytest.raises(TerminalError, match="does not exist"):
         Poller(queue=queue, changelog=changelog, settings=settings(receivers=2)).run()
+
+
+def test_a_queue_never_reached_stops_the_run_after_the_connect_timeout() -> None:
+    queue = FlakyReceives(TransientError("Could not connect to the endpoint URL"), times=10**9)
+    started = time.monotonic()
+    gave_up = r"no receive succeeded in \d+ s \(--connect-timeout-seconds 0.5\)"
+    with pytest.raises(TerminalError, match=gave_up):
+        Poller(queue=queue, changelog=MemoryChangelog(),
+               settings=settings(receivers=2, connect_timeout=0.5)).run()
+    assert time.monotonic() - started < 10
+
+
+class LostAfterFirst(FlakyReceives):
+    """Reached once, then unreachable for a while (longer than the connect timeout), then back."""
+
+    def receive(self, max_messages: int, wait_seconds: int, visibility_timeout: int) -> list[Message]:
+        if not self.reached:
+            self.reached = True
+            return InMemoryQueue.receive(self, 1, wait_seconds, visibility_timeout)
+        return super().receive(max_messages, wait_seconds, visibility_timeout)
+
+    reached = False
+
+
+def test_a_connection_lost_after_the_first_receive_is_retried_past_the_connect_timeout() -> None:
+    queue, changelog = LostAfterFirst(TransientError("connection reset"), times=2), MemoryChangelog()
+    queue.send_batch([s3_body(f"k{i}") for i in range(3)])
+    summary = Poller(queue=queue, changelog=changelog,
+                     settings=settings(receivers=1, connect_timeout=0.2)).run()
+    assert summary.rows == 3 and queue.times == 0
+
+
+def test_retries_are_reported_once_a_minute_with_their_count(caplog: pytest.LogCaptureFixture) -> None:
+    now = [0.0]
+    report = RetryReport(lambda: now[0], connect_timeout=5)
+    report.succeeded()
+    with caplog.at_level("WARNING", logger="lakeinlet.sources.poller"):
+        for second in range(0, 130):
+            now[0] = float(second)
+            assert report.failed(TransientError("connection refused")) is None
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3 and lines[1].startswith("receive failed 60 time(s)")
