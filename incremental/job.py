@@ -22,6 +22,7 @@ from lakeinlet.incremental.loader import BatchReport, Summary
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.status import status_lines
 from lakeinlet.incremental.wiring import Parts, build
+from lakeinlet.preflight import check_locations
 
 log = logging.getLogger("lakeinlet.loader")
 
@@ -209,6 +210,13 @@ def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
     return 0
 
 
+def locations(config: LoaderConfig) -> dict[str, str]:
+    """The tables a command reads or writes, by the flag that names them."""
+    t = config.tables
+    return {"--changelog": t.changelog or "", "--table": t.table or "", "--ledger": t.ledger_uri,
+            "--quarantine": t.quarantine_uri}
+
+
 COMMANDS = {"run": cmd_run, "checkpoint": cmd_checkpoint, "backfill": cmd_backfill, "vacuum": cmd_vacuum,
             "status": cmd_status}
 
@@ -218,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = resolve(LoaderConfig, args)
         logs.setup(config.log.log_format, config.log.log_level)
+        check_locations(locations(config), config.aws)
         return COMMANDS[args.command](build(config), args)
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)

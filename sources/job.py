@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from lakeinlet import logs
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
+from lakeinlet.preflight import check_locations
 from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
 from lakeinlet.sources.commands import PROG, USAGES, build_parser, commands_epilog
 from lakeinlet.sources.envelopes import EventFilter
@@ -83,6 +84,7 @@ def run(config: SourceConfig) -> RunSummary:
     """Build the adapters and run the poller until drained, stopped or failed."""
     logs.setup(config.log.log_format, config.log.log_level)
     settings = poller_settings(config)
+    check_locations({"--changelog": config.changelog.uri}, config.aws)
     if not settings.event_filter.buckets:
         log.warning("no --bucket allow-list: events from every bucket are written")
     queue = SqsQueue.from_config(config.queue.queue_url, config.aws)
