@@ -7,11 +7,13 @@ was read from, the batch (rows, or none) is appended to it with lakeinlet's meta
 summary properties, and `fast_forward` publishes it to `main` only if `main` is still that snapshot;
 otherwise it fails and the loader re-plans (`CommitConflict`). The table is created with an empty
 first snapshot, so there is always one to branch from. Outcomes go to a sidecar file (summaries
-stay in every metadata.json) written before the commit.
+stay in every metadata.json) written before the commit. A location that already holds Iceberg
+metadata the catalog does not know is never created over (that would fork the table).
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -19,7 +21,9 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 
+from lakeinlet.aws import delta_uri
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import (
     REMOVE,
@@ -33,12 +37,16 @@ from lakeinlet.incremental.model import (
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta import fallback_schema
-from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog
+from lakeinlet.incremental.targets.delta_files import filesystem
+from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog, check_catalog_placement
 from lakeinlet.incremental.targets.sidecar import OutcomeFiles
 
 CONCURRENT = ("Cannot fast-forward", "metadata refresh is required", "CommitFailedException")
 """Iceberg's answers when another writer committed first (main moved, or the table's metadata
 changed under a branch operation)."""
+FOREIGN_WAIT = (0.5, 1.0, 2.0)
+"""Pauses before a location's metadata that the catalog does not know is called foreign: a loader
+on the same catalog may be between writing its first metadata.json and registering it."""
 PROPERTIES = {"format-version": "2", "write.spark.accept-any-schema": "true",
               "write.metadata.delete-after-commit.enabled": "true",
               "write.metadata.previous-versions-max": "100"}
@@ -56,6 +64,7 @@ class IcebergTarget:
         self.uri = catalog.location
         self._spark, self.outcomes = spark, outcomes
         self.branch = f"lakeinlet_{uuid.uuid4().hex[:12]}"  # one per process: never shared
+        self._placed = False  # the catalog's placement checked against Spark's master
 
     def table(self) -> Any:
         return self.catalog.load()
@@ -121,6 +130,8 @@ class IcebergTarget:
         """Create the table if needed; main's snapshot id, checked against `start`."""
         t = self.table()
         if t is None:
+            t = self._foreign_or_none()
+        if t is None:
             self._create(schema if schema is not None else fallback_schema(self.partition_by))
             t = self.table()
         now = tc.checkpoint_from(_commits(t), self.app_id, -1).position
@@ -128,6 +139,30 @@ class IcebergTarget:
             raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
                                  "another loader committed this batch")
         return int(t.current_snapshot().snapshot_id)
+
+    def _foreign_or_none(self) -> Any:
+        """None when the location holds no Iceberg metadata (the table may be created); the table
+        if a creator on this catalog registered it meanwhile.
+
+        Raises:
+            TerminalError: the location holds a table this catalog does not know (creating one
+                would fork it: two metadata chains in one folder, the checkpoint lost).
+        """
+        if self.catalog.section.iceberg_catalog == "hadoop":
+            return None  # the path-based catalog's table is its location
+        found = metadata_files(self.uri, self.catalog)
+        for pause in FOREIGN_WAIT if found else ():
+            time.sleep(pause)
+            t = self.table()
+            if t is not None:
+                return t
+        if found:
+            raise TerminalError(
+                f"{self.uri} already holds an Iceberg table ({found[0]}) that catalog "
+                f"{self.catalog.describe()} does not know as {self.catalog.identifier}: point "
+                "--iceberg-catalog/--iceberg-catalog-uri (and --iceberg-table) at the catalog that "
+                "holds it, or register it there")
+        return None
 
     def _create(self, schema: pa.Schema) -> None:
         """The table and its first, empty snapshot in one commit (a second creator just goes on)."""
@@ -191,6 +226,9 @@ class IcebergTarget:
     def session(self) -> Any:
         """The SparkSession, with this table's catalog settings (set before the catalog's first use)."""
         spark = self._spark()
+        if not self._placed:  # the master is known for sure only once the session exists
+            check_catalog_placement(self.catalog, spark.sparkContext.master)
+            self._placed = True
         for key, value in self.catalog.spark_conf().items():
             if spark.conf.get(key, None) != value:
                 spark.conf.set(key, value)
@@ -225,6 +263,13 @@ class IcebergTarget:
         t = self.table()
         if t is not None and self.branch in t.metadata.refs:
             self.session().sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {self.branch}")
+
+
+def metadata_files(location: str, catalog: IcebergCatalog) -> list[str]:
+    """The `*.metadata.json` files under `<location>/metadata/` (s3 or local), newest name last."""
+    fs, root = filesystem(delta_uri(location), catalog.aws)
+    infos = fs.get_file_info(pafs.FileSelector(f"{root}/metadata", allow_not_found=True))
+    return sorted(i.path for i in infos if i.path.endswith(".metadata.json"))
 
 
 @contextmanager

@@ -1,16 +1,17 @@
 """The Iceberg catalog as configuration: one Spark catalog (default name `lakeinlet`), and the same
 catalog opened by pyiceberg for metadata queries (checkpoint, history, schema) without the JVM.
 
-`jdbc` (default) keeps tables in a JDBC catalog, by default a SQLite file: its commits are an
-atomic compare-and-swap of the metadata location, safe for several loaders on one machine. `hadoop`
-is the path-based catalog (local tables only: it needs atomic renames). `rest` and `glue` pass the
-options through to Spark and pyiceberg (the catalogs to use on a cluster; not exercised here).
+`jdbc` (default) keeps tables in a JDBC catalog: its commits are an atomic compare-and-swap of
+the metadata location. A SQLite file is one machine's: it is refused where a second machine may
+load the table (a cluster master, or real S3); `rest`, `glue` or a shared JDBC database serve those.
+`hadoop` is the path-based catalog (local tables only: it needs atomic renames).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import ipaddress
 import os
 import posixpath
 import re
@@ -20,8 +21,13 @@ from urllib.parse import urlparse
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import setting
+from lakeinlet.errors import ConfigError
 
 CATALOG_TYPES = ("jdbc", "hadoop", "rest", "glue")
+SHARED = ("use a catalog every loader reaches: --iceberg-catalog rest with --iceberg-catalog-uri "
+          "http://…, --iceberg-catalog glue, or jdbc with a shared database (--iceberg-catalog-uri "
+          "jdbc:postgresql://…)")
+"""What the refusal of a driver-local catalog tells the user to use instead."""
 
 
 @dataclass(frozen=True)
@@ -29,14 +35,16 @@ class IcebergSection:
     """Iceberg target (--target-format iceberg): the catalog that holds the table."""
 
     iceberg_catalog: str = setting(
-        "jdbc", "Catalog type. `jdbc`: a JDBC catalog (atomic commits; default a SQLite file, safe "
-        "for several loaders on one machine); `hadoop`: path-based, local tables only; `rest`, "
-        "`glue`: the catalogs for a cluster (give their settings with --iceberg-catalog-option).",
-        choices=CATALOG_TYPES)
+        "jdbc", "Catalog type. `jdbc`: a JDBC catalog (atomic commits; a SQLite file serves one "
+        "machine only, a shared database such as PostgreSQL serves a cluster); `hadoop`: "
+        "path-based, local tables only; `rest`, `glue`: shared catalogs for a cluster (give their "
+        "settings with --iceberg-catalog-option).", choices=CATALOG_TYPES)
     iceberg_catalog_uri: str | None = setting(
-        None, "jdbc: the JDBC URL (default: jdbc:sqlite:<table>.catalog.db beside a local table, "
-        "or .lakeinlet/iceberg-catalog.db in the working folder for an s3 table); rest: its URL.",
-        metavar="URI")
+        None, "jdbc: the JDBC URL (default for a local table: jdbc:sqlite:<table>.catalog.db "
+        "beside it; an s3 table needs one). A jdbc:sqlite: file is refused on a Spark master that "
+        "is not local[…] (or on loopback), and for a table on S3 other than an emulator on "
+        "127.0.0.1/localhost. "
+        "rest: the catalog's URL (http://host:port).", metavar="URI")
     iceberg_table: str | None = setting(
         None, "Table identifier in the catalog, namespace.name (default: lakeinlet.<last path "
         "segment of --table>_<hash of its location>); its location is --table.",
@@ -91,15 +99,29 @@ class IcebergCatalog:
     def _path(self) -> str:
         return self.location.rstrip("/")
 
-    def _is_local(self) -> bool:
+    def is_local(self) -> bool:
         return urlparse(self.location).scheme in ("", "file")
 
     def jdbc_uri(self) -> str:
+        """The JDBC URL: as configured, else a SQLite file beside a local table.
+
+        Raises:
+            ConfigError: an s3 table and no URL (a file in the working folder would fork the table
+                for every loader started elsewhere).
+        """
         if self.section.iceberg_catalog_uri:
             return self.section.iceberg_catalog_uri
-        local = self._is_local()
-        db = f"{self._path()}.catalog.db" if local else os.path.join(".lakeinlet", "iceberg-catalog.db")
-        return f"jdbc:sqlite:{os.path.abspath(db)}"
+        if not self.is_local():
+            raise ConfigError([f"--table {self.location}: an Iceberg table on S3 needs "
+                               f"--iceberg-catalog-uri (no catalog file is made in the working folder); "
+                               f"{SHARED}"])
+        return f"jdbc:sqlite:{os.path.abspath(self._path() + '.catalog.db')}"
+
+    def describe(self) -> str:
+        """The catalog as a user names it (type and URI), for messages."""
+        kind = self.section.iceberg_catalog
+        uri = self.jdbc_uri() if kind == "jdbc" else self.section.iceberg_catalog_uri
+        return f"{kind} {uri}" if uri else kind
 
     def warehouse(self) -> str:
         """The catalog's warehouse: the grandparent of a Hadoop table, else the table's parent."""
@@ -107,7 +129,7 @@ class IcebergCatalog:
         path = self._path()
         for _ in range(up):
             path = posixpath.dirname(path)
-        return path if not self._is_local() else "file://" + os.path.abspath(path)
+        return path if not self.is_local() else "file://" + os.path.abspath(path)
 
     def spark_conf(self) -> dict[str, str]:
         """Spark settings of the `lakeinlet` catalog."""
@@ -120,8 +142,10 @@ class IcebergCatalog:
                      f"{pre}.io-impl": "org.apache.iceberg.hadoop.HadoopFileIO"}
         if kind == "jdbc":
             conf |= {f"{pre}.uri": self.jdbc_uri(), f"{pre}.jdbc.schema-version": "V1"}
-        if kind == "rest" and self.section.iceberg_catalog_uri:
-            conf[f"{pre}.uri"] = self.section.iceberg_catalog_uri
+        if kind == "rest":  # the server keeps metadata; Spark writes files through its s3a settings
+            conf[f"{pre}.io-impl"] = "org.apache.iceberg.hadoop.HadoopFileIO"
+            if self.section.iceberg_catalog_uri:
+                conf[f"{pre}.uri"] = self.section.iceberg_catalog_uri
         return conf | {f"{pre}.{k}": v for k, v in self.section.options.items()}
 
     def load(self) -> Any:
@@ -156,14 +180,11 @@ class IcebergCatalog:
     def _make_py_catalog(self) -> Any:
         from pyiceberg.catalog import load_catalog
 
+        check_catalog_placement(self)
         props = self.file_io_properties() | self.section.options
         kind = self.section.iceberg_catalog
         if kind == "jdbc":
-            uri = self.jdbc_uri()
-            if not uri.startswith("jdbc:sqlite:"):
-                raise ValueError(f"--iceberg-catalog-uri {uri}: lakeinlet reads JDBC catalogs on "
-                                 "SQLite; use rest or glue for a shared catalog")
-            props |= {"type": "sql", "uri": "sqlite:///" + uri[len("jdbc:sqlite:"):],
+            props |= {"type": "sql", "uri": sqlalchemy_url(self.jdbc_uri(), self.section.options),
                       "warehouse": self.warehouse()}
         else:
             props |= {"type": kind} | ({"uri": self.section.iceberg_catalog_uri}
@@ -182,6 +203,70 @@ class IcebergCatalog:
             if os.environ.get(env):
                 props[key] = os.environ[env]
         return props
+
+
+def check_catalog_placement(catalog: IcebergCatalog, master: str | None = None) -> None:
+    """Refuse a SQLite catalog (one machine's file) where another machine may load the table.
+
+    `master` is Spark's (`spark.sparkContext.master`, known once the session exists; None: not
+    checked). A table on S3 is shared unless the endpoint is an emulator on loopback.
+
+    Raises:
+        ConfigError: the catalog is a SQLite file and the master is not local or the table is on S3.
+    """
+    if catalog.section.iceberg_catalog != "jdbc":
+        return
+    uri = catalog.jdbc_uri()  # raises for an s3 table without a catalog URI
+    if not uri.startswith("jdbc:sqlite:"):
+        return
+    if master is not None and not local_master(master):
+        raise ConfigError([f"--iceberg-catalog-uri {uri}: a SQLite catalog is one machine's file and "
+                           f"Spark's master {master} is not local; {SHARED}"])
+    endpoint = catalog.aws.endpoint_url
+    if not catalog.is_local() and not loopback(endpoint):
+        where = f"endpoint {endpoint}" if endpoint else "AWS S3"
+        raise ConfigError([f"--iceberg-catalog-uri {uri}: a SQLite catalog is one machine's file and "
+                           f"the table {catalog.location} is on S3 ({where}) that other machines "
+                           f"load; {SHARED}"])
+
+
+def local_master(master: str) -> bool:
+    """True for Spark's one-machine masters: local, local[N], local[*], local[N,F], and a
+    cluster whose master is on loopback (local-cluster[…], spark://127.0.0.1:…: every driver it
+    can place runs on this machine)."""
+    master = master.strip()
+    if re.fullmatch(r"local(\[[0-9*]+(,[0-9]+)?\])?|local-cluster\[[0-9, ]+\]", master):
+        return True
+    return master.startswith("spark://") and all(loopback(f"spark://{hp}") for hp in master[8:].split(","))
+
+
+def loopback(url: str | None) -> bool:
+    """True when `url`'s host is this machine (127.0.0.0/8, ::1, localhost)."""
+    host = urlparse(url).hostname if url else None
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def sqlalchemy_url(jdbc: str, options: dict[str, str]) -> str:
+    """The JDBC URL as pyiceberg's SQL catalog takes it: SQLite, or PostgreSQL (needs psycopg2;
+    user and password from the `jdbc.user`/`jdbc.password` catalog options, as Iceberg's own)."""
+    if jdbc.startswith("jdbc:sqlite:"):
+        return "sqlite:///" + jdbc[len("jdbc:sqlite:"):]
+    if jdbc.startswith("jdbc:postgresql://"):
+        from urllib.parse import quote
+
+        user, password = options.get("jdbc.user"), options.get("jdbc.password")
+        auth = (quote(user, safe="") + (f":{quote(password, safe='')}" if password else "") + "@"
+                if user else "")
+        return f"postgresql+psycopg2://{auth}{jdbc[len('jdbc:postgresql://'):]}"
+    raise ConfigError([f"--iceberg-catalog-uri {jdbc}: expected jdbc:sqlite:<file> or "
+                       "jdbc:postgresql://host:port/db (the JDBC catalogs pyiceberg reads too)"])
 
 
 def _name(text: str) -> str:
