@@ -2,7 +2,8 @@
 
 Each check runs on the error path or on a small per-object aggregate, never per row on the driver:
 - type conflicts with the table (or, in a first batch, between Parquet files) → `schema_conflict`;
-- bytes but no rows → read alone, strictly, to keep the root cause → `corrupt` or `missing`;
+- bytes but no rows → read alone, strictly, to keep the root cause → `corrupt` or `missing`
+  (no error and no record: a valid empty object, e.g. a CSV of only its header);
 - Parquet rows read short of the footer's row count (a corrupt row group) → `corrupt`;
 - size or modification time read by Spark differ from the HEAD's → overwritten after the HEAD:
   its newer version's event loads it (`filtered`).
@@ -84,8 +85,8 @@ def problems(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref,
         ref, s = (o.bucket, o.key), seen.get((o.bucket, o.key))
         if s is not None and (why := changed_since_head(s, heads.get(ref))):
             failed[ref] = (FILTERED, why)
-        elif (s is None or not s.rows) and o.size:
-            failed[ref] = no_rows(reader, o, s)
+        elif (s is None or not s.rows) and o.size and (status := no_rows(reader, o, s)):
+            failed[ref] = status
     if reader.settings.source_format == "parquet":
         failed |= short_of_footer(reader, [o for o in objs if (o.bucket, o.key) not in failed], seen,
                                   footers)
@@ -106,17 +107,18 @@ def changed_since_head(s: Seen, head: ObjectHead | None) -> str | None:
     return None
 
 
-def no_rows(reader: SparkReader, o: PlannedObject, s: Seen | None) -> tuple[str, str]:
-    """An object with bytes but no rows: read it alone, strictly, to name what is wrong."""
+def no_rows(reader: SparkReader, o: PlannedObject, s: Seen | None) -> tuple[str, str] | None:
+    """An object with bytes but no rows: read it alone, strictly, to name what is wrong (None:
+    a valid object that holds no records, e.g. a CSV of only its header, or blank lines)."""
     if s is not None and s.bad:
         return (CORRUPT, f"no parseable record ({s.bad} malformed)")
     try:
-        reader.reader(strict=True).load(reader.load_path(o)).count()
+        rows = reader.reader(strict=True).load(reader.load_path(o)).count()
     except Exception as exc:  # Spark raises Py4J/Analysis errors: classify by their root cause
         text = root_cause(exc)
         missing = "FileNotFound" in str(exc) or "does not exist" in text.lower()
         return (MISSING, text) if missing else (CORRUPT, text)
-    return (CORRUPT, "no rows read although the object has bytes")
+    return None if rows == 0 else (CORRUPT, f"{rows} rows read alone, none in the batch's read")
 
 
 def root_cause(exc: BaseException) -> str:

@@ -186,3 +186,16 @@ def test_object_overwritten_between_head_and_read_is_not_loaded_under_the_old_id
     record(p.changelog, [second])
     p.loader().drain()
     assert sorted(target_rows(p).column("order_id").to_pylist()) == [r["order_id"] for r in new.rows]
+
+
+def test_a_csv_of_only_its_header_is_a_valid_empty_object(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("csv", 1, 2)[0]
+    header = good.body.decode().splitlines()[0] + "\n"
+    events = [put(s3, landing, good.key, good.body), put(s3, landing, "csv/only-header.csv", header.encode())]
+    p = parts(make_config(aws, lake, "csv"), spark)
+    record(p.changelog, events)
+    p.loader().drain()
+    ledger = _ledger(p)
+    assert ledger["csv/only-header.csv"][:2] == ("loaded", 0)
+    assert ledger[good.key][:2] == ("loaded", 2) and target_rows(p).num_rows == 2
