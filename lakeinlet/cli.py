@@ -15,7 +15,7 @@ import signal
 import sys
 from pathlib import Path
 
-from lakeinlet import emulator
+from lakeinlet import add_version_flag, emulator
 from lakeinlet.jars import main as fetch_jars_main
 
 STATE_FILE = "local.json"
@@ -36,6 +36,9 @@ def local_up(args: argparse.Namespace) -> int:
     server = emulator.MotoServer(args.port, log=str(path.parent / "moto.log"))
     try:
         server.start()
+    except emulator.MotoMissing as exc:
+        print(exc, file=sys.stderr)
+        return 2
     except RuntimeError as exc:
         print(f"{exc}; see {path.parent / 'moto.log'}", file=sys.stderr)
         return 1
@@ -147,6 +150,7 @@ def config_reference(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakeinlet", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version_flag(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     local = sub.add_parser("local", help="the embedded local stack (moto on 127.0.0.1)")
     lsub = local.add_subparsers(dest="action", required=True)

@@ -5,6 +5,7 @@ Used by `lakeinlet local up|down`, the demo and the tests. Only loopback address
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -26,6 +27,10 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class MotoMissing(RuntimeError):
+    """moto's server is not installed in this Python (it comes with the `local` extra)."""
 
 
 class MotoServer:
@@ -52,8 +57,12 @@ class MotoServer:
         """Start the server and wait until it accepts connections.
 
         Raises:
+            MotoMissing: moto is not installed in this Python.
             RuntimeError: the server exited or did not listen within `timeout` seconds.
         """
+        if importlib.util.find_spec("moto") is None:
+            raise MotoMissing("the local stack runs moto's server, which is not installed in "
+                              f"{sys.executable}: install it with `pip install 'lakeinlet[local]'`")
         out = open(self._log, "ab") if self._log else subprocess.DEVNULL  # noqa: SIM115
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
