@@ -13,6 +13,7 @@ import pytest
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, Stack, provision
 from lakeinlet.events import ObjectEvent, ReceivedEvent
+from tests.installed import Dists, build, installed_venv
 
 for _name, _value in TEST_CREDENTIALS.items():
     os.environ[_name] = _value
@@ -64,3 +65,16 @@ def changelog_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[
     bucket = unique("lake")
     client("s3", aws).create_bucket(Bucket=bucket)
     return f"s3://{bucket}/changelog", aws
+
+
+@pytest.fixture(scope="session")
+def built_dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
+    """lakeinlet's sdist and wheel, built once per session from this checkout (outside it)."""
+    return build(tmp_path_factory.mktemp("dists"))
+
+
+@pytest.fixture(scope="session")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_dists: Dists) -> Path:
+    """A fresh venv outside the checkout with the built wheel and its dependencies from PyPI
+    (what `pip install lakeinlet` gives); run its commands with `tests.installed.run`."""
+    return installed_venv(tmp_path_factory.mktemp("wheel-venv"), built_dists)
