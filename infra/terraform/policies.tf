@@ -83,6 +83,9 @@ data "aws_iam_policy_document" "event_source" {
 
 # lakeinlet-load: read notified objects, list the landing bucket for backfills, read and
 # write its tables, ledgers and the changelog (backfills append to it). Nothing else.
+# Spark writes data files through the S3A magic committer (lakeinlet/committers.py): multipart
+# uploads completed at job commit; at job commit or abort it lists the uploads under the
+# destination and aborts those left by failed tasks.
 data "aws_iam_policy_document" "loader" {
   statement {
     sid       = "ReadSourceObjects"
@@ -97,11 +100,25 @@ data "aws_iam_policy_document" "loader" {
   }
 
   statement {
-    sid     = "ReadWriteLake"
-    actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"]
+    sid = "ReadWriteLake"
+    actions = [
+      "s3:GetObject",
+      "s3:PutObject",
+      "s3:DeleteObject",
+      "s3:AbortMultipartUpload",
+      "s3:ListMultipartUploadParts",
+    ]
     resources = distinct([
       "${local.lake_bucket_arn}/${var.lake_prefix}*",
       "${local.lake_bucket_arn}/${local.changelog_prefix}*",
     ])
+  }
+
+  # A bucket-level action, so on the bucket ARN: the committer asks only for uploads under the
+  # table it writes; the answer holds keys and upload ids, no object data.
+  statement {
+    sid       = "ListLakeMultipartUploads"
+    actions   = ["s3:ListBucketMultipartUploads"]
+    resources = [local.lake_bucket_arn]
   }
 }

@@ -133,7 +133,7 @@ variable "sns_kms_master_key_id" {
 }
 
 variable "lake_bucket_name" {
-  description = "Bucket of the lake (changelog, target tables, ledger). Null: the landing bucket."
+  description = "Bucket of the lake (changelog, target tables, ledger). Null: the landing bucket. The module does not manage it: give it a lifecycle rule with abort_incomplete_multipart_upload (as examples/s3-to-sqs does), or the uncompleted multipart uploads of a killed loader (Spark writes through the S3A magic committer) are kept and billed."
   type        = string
   default     = null
 }

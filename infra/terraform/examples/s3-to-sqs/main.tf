@@ -36,6 +36,9 @@ resource "aws_s3_bucket_versioning" "landing" {
   }
 }
 
+# The landing bucket is also the lake bucket here: abort_incomplete_multipart_upload expires the
+# uploads a killed loader leaves (Spark writes data files through the S3A magic committer, as
+# multipart uploads completed only at job commit).
 resource "aws_s3_bucket_lifecycle_configuration" "landing" {
   bucket = aws_s3_bucket.landing.id
 
