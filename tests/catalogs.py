@@ -105,7 +105,8 @@ class RestCatalogServer:
         (conf / "core-site.xml").write_text(core_site(self.s3_endpoint))
         dest = self.jars or jarlib.default_dir()
         s3a = jarlib.fetch(dest, "s3a") if self.s3_endpoint else []
-        return os.pathsep.join(str(p) for p in [conf, *rest_catalog_jars(dest), *s3a])
+        # s3a first: iceberg-core's test jar carries a stand-in S3ABlockOutputStream of its own
+        return os.pathsep.join(str(p) for p in [conf, *s3a, *rest_catalog_jars(dest)])
 
     def start(self, timeout: float = 120.0) -> RestCatalogServer:
         """Start the server and wait until it listens.
