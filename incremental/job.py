@@ -13,7 +13,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from lakeinlet import logs
+from lakeinlet import add_version_flag, logs
 from lakeinlet.config import add_arguments, resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.incremental import backfill as bf
@@ -41,6 +41,7 @@ MAX_PAUSE = 300.0
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakeinlet-load", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version_flag(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     run = _sub(sub, "run", "load changelog rows into the target (once, --drain or --continuous)", ALL)
     mode = run.add_mutually_exclusive_group()

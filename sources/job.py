@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
-from lakeinlet import logs
+from lakeinlet import add_version_flag, logs
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.preflight import check_locations
@@ -106,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["maintain"]:
         return maintain_main(args_list[1:])
     parser = build_parser(SourceConfig, None, __doc__ or "", usage=POLL_USAGE, epilog=commands_epilog())
+    add_version_flag(parser)
     return _guarded(lambda: run(resolve(SourceConfig, parser.parse_args(args_list))), "poll")
 
 
