@@ -1,10 +1,13 @@
 """API cost (issue 11 item 3): AWS requests by operation per 1,000 events, and their list price,
 for the real `lakeinlet-poll --until-empty` and `lakeinlet-load run --drain`, beside a
 Hudi-style loop over the same number of messages, all measured in one run. Figures, not pass/fail.
+Each loader runs once per committer (issue 19 item 5), each into its own table: Spark's default
+FileOutputCommitter and the S3A magic committer, with requests per data file written.
 
 The jobs run against moto THROUGH the fault proxy with an empty plan (their endpoint URL is the
 proxy's), which counts every request by operation. Uploads and queue set-up go to moto directly,
-so they are not counted. Run: `python bench/api_cost.py [--quick] [--formats delta,hudi,iceberg]`.
+so they are not counted. Run:
+`python bench/api_cost.py [--quick] [--formats delta,hudi,iceberg] [--committers file,magic]`.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lakeinlet.aws import AwsSection, client  # noqa: E402
+from lakeinlet.committers import default_committer_conf, s3a_committer_conf  # noqa: E402
 from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, Stack, provision  # noqa: E402
 from lakeinlet.faults.jobs import job_env  # noqa: E402
 from lakeinlet.faults.observed import queue_left  # noqa: E402
 from lakeinlet.faults.plan import FaultPlan  # noqa: E402
 from lakeinlet.faults.proxy import FaultProxy  # noqa: E402
+from lakeinlet.incremental.targets.delta_files import hidden  # noqa: E402
 from lakeinlet.samples import SCHEMA_DDL, SampleFile, make_files  # noqa: E402
 
 # us-east-1 list prices in USD (AWS pricing pages for SQS and S3 Standard), per request:
@@ -49,6 +54,13 @@ SHORT = {"ReceiveMessage": "Receive", "DeleteMessage": "Delete", "DeleteMessageB
          "ChangeMessageVisibilityBatch": "VisBatch", "GetObject": "GET", "HeadObject": "HEAD",
          "PutObject": "PUT", "ListObjectsV2": "LIST"}
 NOTIFIED = "in/"
+COMMITTERS = {"file": default_committer_conf(), "magic": s3a_committer_conf()}
+"""Spark settings per committer, passed to the loader as --spark-conf (they win over its own)."""
+PER_FILE = {"COPY": ("CopyObject",), "PUT": ("PutObject",),
+            "MPU": ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload"),
+            "HEAD": ("HeadObject",), "LIST": ("ListObjectsV2", "ListObjects", "ListMultipartUploads"),
+            "DELETE": ("DeleteObject", "DeleteObjects"), "GET": ("GetObject",)}
+"""Columns of the per-data-file table: S3 operations grouped (MPU: a multipart upload's calls)."""
 
 
 def price(api: str) -> float:
@@ -161,23 +173,39 @@ def poller_argv(endpoint: str, queue_url: str, stack: Stack, lake: str) -> list[
             "--bucket", stack.bucket, "--until-empty", "--log-format", "json"]
 
 
-def loader_argv(endpoint: str, lake: str, fmt: str, catalog: Path) -> list[str]:
-    """`lakeinlet-load run --drain` into `s3://<lake>/orders_<fmt>` (defaults: 1000 files a batch)."""
+def loader_argv(endpoint: str, lake: str, fmt: str, catalog: Path, committer: str = "") -> list[str]:
+    """`lakeinlet-load run --drain` into `s3://<lake>/orders_<fmt>[_<committer>]` (defaults: 1000
+    files a batch), with the committer's settings if one is named."""
+    table = f"orders_{fmt}" + (f"_{committer}" if committer else "")
     argv = [sys.executable, "-m", "lakeinlet.incremental.job", "run", "--drain",
-            "--changelog", f"s3://{lake}/changelog", "--table", f"s3://{lake}/orders_{fmt}",
+            "--changelog", f"s3://{lake}/changelog", "--table", f"s3://{lake}/{table}",
             "--target-format", fmt, "--endpoint-url", endpoint, "--source-format", "parquet",
             "--schema", SCHEMA_DDL, "--master", "local[2]", "--shuffle-partitions", "2",
             "--log-format", "json"]
+    for key, value in COMMITTERS.get(committer, {}).items():
+        argv += ["--spark-conf", f"{key}={value}"]
     if fmt == "iceberg":
-        argv += ["--iceberg-catalog-uri", f"jdbc:sqlite:{catalog}", "--iceberg-table", "bench.orders"]
+        argv += ["--iceberg-catalog-uri", f"jdbc:sqlite:{catalog}", "--iceberg-table", f"bench.{table}"]
     return argv
+
+
+def data_files(endpoint: str, lake: str, table: str) -> int:
+    """Parquet data files in the table (listed on moto directly, not counted): hidden folders
+    (`_delta_log`, `.hoodie`, a committer's `__magic`) left out, Iceberg's metadata is not Parquet."""
+    pages = client("s3", AwsSection(endpoint_url=endpoint)).get_paginator("list_objects_v2")
+    keys = [o["Key"] for page in pages.paginate(Bucket=lake, Prefix=f"{table}/")
+            for o in page.get("Contents", [])]
+    return sum(1 for k in keys if k.endswith(".parquet") and not hidden(k[len(table) + 1:]))
 
 
 class Row:
     """One measured job: its requests by operation, seconds, and messages it received."""
 
-    def __init__(self, name: str, requests: Counter[str], seconds: float, messages: int = 0) -> None:
+    def __init__(self, name: str, requests: Counter[str], seconds: float, messages: int = 0,
+                 files: int = 0) -> None:
         self.name, self.requests, self.seconds, self.messages = name, requests, seconds, messages
+        self.files = files
+        """Data files the job wrote (loaders only)."""
 
     def cells(self) -> list[int]:
         """Counts of COLUMNS, then every other operation together."""
@@ -198,20 +226,31 @@ def prepare(endpoint: str, n: int) -> tuple[Stack, str, list[SampleFile]]:
     return stack, "lake", files
 
 
+def measure_loader(proxy: FaultProxy, stack: Stack, n: int, fmt: str, committer: str, jars: str,
+                   work: Path) -> Row:
+    """One loader run into its own table, counted; with the number of data files it wrote."""
+    name = fmt + (f"_{committer}" if committer else "")
+    reqs, secs, summ = counted(proxy, lambda: run_job(
+        loader_argv(proxy.endpoint, "lake", fmt, work / "iceberg.db", committer), work / f"load-{name}.log",
+        jars))
+    if summ.get("loaded", 0) != n:
+        print(f"note: {name} loader: {summ.get('loaded')} objects loaded, expected {n}")
+    written = data_files(stack.endpoint, "lake", f"orders_{name}")
+    return Row(f"lakeinlet-load {fmt}" + (f" {committer}" if committer else ""), reqs, secs, files=written)
+
+
 def measure(proxy: FaultProxy, stack: Stack, files: list[SampleFile], formats: list[str],
-            jars: str, work: Path) -> list[Row]:
-    """Poller, then a loader per format, then the Hudi-style loop; each counted on its own."""
+            jars: str, work: Path, committers: Sequence[str] = ("",)) -> list[Row]:
+    """Poller, then a loader per format and committer, then the Hudi-style loop; each counted on
+    its own."""
     queue_url = stack.queue_url.replace(stack.endpoint, proxy.endpoint)
     rows = []
     reqs, secs, summ = counted(proxy, lambda: run_job(
         poller_argv(proxy.endpoint, queue_url, stack, "lake"), work / "poller.log", jars))
     rows.append(Row("lakeinlet-poll", reqs, secs, int(summ.get("messages", 0))))
     for fmt in formats:
-        reqs, secs, summ = counted(proxy, lambda f=fmt: run_job(  # type: ignore[misc]
-            loader_argv(proxy.endpoint, "lake", f, work / "iceberg.db"), work / f"load-{f}.log", jars))
-        if summ.get("loaded", 0) != len(files):
-            print(f"note: {fmt} loader: {summ.get('loaded')} objects loaded, expected {len(files)}")
-        rows.append(Row(f"lakeinlet-load {fmt}", reqs, secs))
+        for committer in committers:
+            rows.append(measure_loader(proxy, stack, len(files), fmt, committer, jars, work))
     baseline_url = fill_baseline_queue(stack.endpoint, stack, files).replace(stack.endpoint, proxy.endpoint)
     reqs, secs, (msgs, _) = counted(proxy, lambda: hudi_style_loop(proxy.endpoint, baseline_url))
     rows.append(Row("Hudi-style loop", reqs, secs, msgs))
@@ -224,21 +263,50 @@ def load() -> str:
 
 
 def print_tables(rows: list[Row], n: int) -> None:
-    head = f"{'job':<22}" + "".join(f"{SHORT[c]:>9}" for c in COLUMNS) + f"{'others':>8}"
+    head = f"{'job':<27}" + "".join(f"{SHORT[c]:>9}" for c in COLUMNS) + f"{'others':>8}"
     print(f"\nrequests by operation ({n:,} events). Receive, Delete, DelBatch, VisBatch: ReceiveMessage,"
           " DeleteMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch; PUT includes table commits")
     print(head + f"{'total':>8}{'seconds':>9}")
     for r in rows:
-        print(f"{r.name:<22}" + "".join(f"{v:>9}" for v in r.cells()[:-1])
+        print(f"{r.name:<27}" + "".join(f"{v:>9}" for v in r.cells()[:-1])
               + f"{r.cells()[-1]:>8}{sum(r.requests.values()):>8}{r.seconds:>9.1f}")
     print("\nper 1,000 events, and USD per million events at us-east-1 list prices")
     print(head + f"{'$/M events':>12}")
     for r in rows:
-        print(f"{r.name:<22}" + "".join(f"{v * 1000 / n:>9.1f}" for v in r.cells()[:-1])
+        print(f"{r.name:<27}" + "".join(f"{v * 1000 / n:>9.1f}" for v in r.cells()[:-1])
               + f"{r.cells()[-1] * 1000 / n:>8.1f}{cost(r.requests) * 1e6 / n:>12.2f}")
     print("\nother operations:")
     for r in rows:
         print(f"  {r.name}: {r.others()}")
+
+
+def s3_counts(r: Row) -> list[int]:
+    """The job's S3 requests in the PER_FILE groups, then all its S3 requests."""
+    groups = [sum(r.requests.get(api, 0) for api in apis) for apis in PER_FILE.values()]
+    return [*groups, sum(n for api, n in r.requests.items() if api not in SQS_APIS)]
+
+
+def print_per_file(rows: list[Row], n: int) -> None:
+    """Each loader's S3 requests per data file written (all its S3 requests: the table commit,
+    ledger, changelog and source reads too), then what the magic committer saved per data file."""
+    loaders = [r for r in rows if r.name.startswith("lakeinlet-load")]
+    if not loaders:
+        return
+    print(f"\nS3 requests per data file written, by committer ({n:,} objects; MPU: CreateMultipartUpload"
+          " + UploadPart + CompleteMultipartUpload; LIST includes ListMultipartUploads; all the loader's "
+          "S3 requests are counted, not only its data writes)")
+    print(f"{'job':<27}{'files':>6}" + "".join(f"{c:>8}" for c in PER_FILE) + f"{'S3 all':>8}{'per obj':>9}")
+    for r in loaders:
+        counts = s3_counts(r)
+        print(f"{r.name:<27}{r.files:>6}" + "".join(f"{v / max(r.files, 1):>8.1f}" for v in counts)
+              + f"{counts[-1] / n:>9.2f}")
+    by_name = {r.name: r for r in loaders}
+    for r in loaders:
+        base = by_name.get(r.name.removesuffix(" magic") + " file")
+        if r.name.endswith(" magic") and base and base.files:
+            diff = [b - m for b, m in zip(s3_counts(base), s3_counts(r), strict=True)]
+            print(f"{'  file minus magic':<27}{'':>6}" + "".join(f"{v / base.files:>8.1f}" for v in diff)
+                  + f"{diff[-1] / n:>9.2f}  (per data file of the file run)")
 
 
 def per_receive(r: Row, final_empty: int = 0) -> float:
@@ -280,22 +348,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--objects", type=int, default=0, help="objects (events); overrides --quick")
     ap.add_argument("--formats", default="delta",
                     help="loader targets, e.g. delta,hudi,iceberg; '' runs no loader")
+    ap.add_argument("--committers", default="file,magic",
+                    help="run each loader once per committer, each into its own table: file (Spark's "
+                         "default FileOutputCommitter: renames by COPY + DELETE), magic (the S3A magic "
+                         "committer); '' runs each loader once with its own settings")
     args = ap.parse_args(argv)
+    committers = [c for c in args.committers.split(",") if c] or [""]
+    if unknown := [c for c in committers if c and c not in COMMITTERS]:
+        ap.error(f"--committers: expected some of {', '.join(COMMITTERS)}, found {', '.join(unknown)}")
     n = args.objects or (300 if args.quick else 2000)
     jars = os.environ.get("LAKEINLET_JARS") or str(ROOT / ".jars")
     work = ROOT / ".bench" / "api_cost"
     work.mkdir(parents=True, exist_ok=True)
     os.environ.update(TEST_CREDENTIALS)
     os.environ.pop("AWS_ENDPOINT_URL", None)
-    print(f"python {sys.version.split()[0]}, {n:,} objects, formats {args.formats}; {load()}")
+    print(f"python {sys.version.split()[0]}, {n:,} objects, formats {args.formats}, committers "
+          f"{args.committers or 'as configured'}; {load()}")
     with MotoServer(log=str(work / "moto.log")) as moto:
         stack, _, files = prepare(moto.endpoint, n)
         queued = queue_left(moto.endpoint, stack.queue_url)
         print(f"queued notifications: {queued} (one is moto's s3:TestEvent)")
         with FaultProxy(moto.endpoint, FaultPlan(), 0, work / "faults.jsonl") as proxy:
             formats = [f for f in args.formats.split(",") if f]  # "": the poller and the loop only
-            rows = measure(proxy, stack, files, formats, jars, work)
+            rows = measure(proxy, stack, files, formats, jars, work, committers)
     print_tables(rows, n)
+    print_per_file(rows, n)
     print_goals(rows, n, queued)
     print(f"\n{load()}")
     return 0
