@@ -1,7 +1,8 @@
 """Per-object checks of one Spark read: which objects cannot be loaded whole, and why.
 
 Each check runs on the error path or on a small per-object aggregate, never per row on the driver:
-- type conflicts with the table (or, in a first batch, between Parquet files) → `schema_conflict`;
+- type conflicts with the table (in its first batch, with the types most objects agree on)
+  → `schema_conflict`;
 - bytes but no rows → read alone, strictly, to keep the root cause → `corrupt` or `missing`
   (no error and no record: a valid empty object, e.g. a CSV of only its header);
 - Parquet rows read short of the footer's row count (a corrupt row group) → `corrupt`;
@@ -12,6 +13,7 @@ Each check runs on the error path or on a small per-object aggregate, never per 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -170,18 +172,45 @@ def object_types(reader: SparkReader, o: PlannedObject) -> dict[str, Any] | None
         return None
 
 
-def conflicts(found: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
+def widens(found: Any, want: Any) -> bool:
+    """Whether a column of type `found` loads into one of type `want` (equal, or a safe cast)."""
+    return bool(found == want or (found.simpleString(), want.simpleString()) in WIDENING)
+
+
+def conflicts(found: Mapping[str, Any], want: Mapping[str, Any], where: str = "in the table") -> list[str]:
     """Columns whose type in `found` cannot be cast safely to the type in `want`."""
     out = []
     for name, t in found.items():
         w = want.get(name)
-        if w is not None and w != t and (t.simpleString(), w.simpleString()) not in WIDENING:
-            out.append(f"{name!r} is {w.simpleString()} in the table but {t.simpleString()} in the object")
+        if w is not None and not widens(t, w):
+            out.append(f"{name!r} is {w.simpleString()} {where} but {t.simpleString()} in the object")
     return out
 
 
+def agreed_types(typed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per column, the type most objects agree on: an object agrees with its own type and with
+    every safe widening of it; a tie goes to the type that appears first (`typed` in event order)."""
+    out: dict[str, Any] = {}
+    for name in dict.fromkeys(c for t in typed for c in t):
+        seen = [t[name] for t in typed if name in t]
+        support = {w: sum(widens(t, w) for t in seen) for w in dict.fromkeys(seen)}
+        out[name] = max(support, key=support.__getitem__)  # the first of equals: the earliest
+    return out
+
+
+FIRST_BATCH = "in most objects of the batch that creates the table"
+
+
+def typed_objects(reader: SparkReader, objs: Sequence[PlannedObject]) -> dict[Ref, dict[str, Any]]:
+    """Each object's own column types (read alone, a few at a time), unreadable ones left out."""
+    with ThreadPoolExecutor(4) as pool:
+        found = pool.map(lambda o: object_types(reader, o), objs)
+        return {(o.bucket, o.key): t for o, t in zip(objs, found, strict=True) if t is not None}
+
+
 def quarantine(reader: SparkReader, objs: Sequence[PlannedObject], want: Mapping[str, Any],
-               failed: Failed) -> list[PlannedObject]:
+               failed: Failed, typed: Mapping[Ref, Mapping[str, Any]] | None = None,
+               where: str = "in the table") -> list[PlannedObject]:
     """Set aside the objects whose types conflict with `want`; returns the others.
 
     Raises:
@@ -189,8 +218,8 @@ def quarantine(reader: SparkReader, objs: Sequence[PlannedObject], want: Mapping
     """
     keep = []
     for o in objs:
-        types = object_types(reader, o)
-        found = conflicts(types, want) if types else []
+        types = typed.get((o.bucket, o.key)) if typed is not None else object_types(reader, o)
+        found = conflicts(types, want, where) if types else []
         if not found:
             keep.append(o)
             continue
@@ -205,14 +234,35 @@ def quarantine(reader: SparkReader, objs: Sequence[PlannedObject], want: Mapping
 def split_conflicting(reader: SparkReader, objs: Sequence[PlannedObject], failed: Failed,
                       table: Any | None) -> tuple[DataFrame | None, list[PlannedObject]]:
     """Parquet files of one batch whose types cannot be merged: the table's types win (in a
-    first batch, the first readable object's), the others are quarantined, the rest read again."""
-    first = next((t for o in objs if (t := object_types(reader, o)) is not None), {})
-    ours = {f.name: f.dataType for f in from_arrow_schema(table).fields} if table is not None else {}
-    want = first | ours
-    keep = quarantine(reader, objs, want, failed)
+    first batch, the types most objects agree on: `agreed_types`), the others are quarantined,
+    the rest read again."""
+    if table is not None:
+        want = {f.name: f.dataType for f in from_arrow_schema(table).fields}
+        keep = quarantine(reader, objs, want, failed)
+    else:
+        keep = _first_batch_agreement(reader, objs, failed)
     if not keep or len(keep) == len(objs):
         return None, keep
     return reader.reader().load([reader.load_path(o) for o in keep]), keep
+
+
+def _first_batch_agreement(reader: SparkReader, objs: Sequence[PlannedObject],
+                           failed: Failed) -> list[PlannedObject]:
+    """The objects of a table's first batch that agree with the types most of them share."""
+    ordered = sorted(objs, key=lambda o: (o.event_time, o.commit_version))
+    typed = typed_objects(reader, ordered)
+    want = agreed_types([typed[r] for o in ordered if (r := (o.bucket, o.key)) in typed])
+    return quarantine(reader, objs, want, failed, typed, FIRST_BATCH)
+
+
+def may_hide_conflicts(reader: SparkReader, df: DataFrame, objs: Sequence[PlannedObject]) -> bool:
+    """Whether an inferred text read of several objects may have merged conflicting types into a
+    string column (JSON merges a number and a string, or a struct and a number, into a string)."""
+    infers = reader.settings.source_format == "json" or (
+        reader.settings.source_format == "csv"
+        and reader.settings.options.get("inferSchema", "").lower() == "true")
+    return bool(reader.schema is None and infers and len(objs) > 1 and any(
+        f.dataType.simpleString() == "string" for f in df.schema.fields if f.name != "_corrupt_record"))
 
 
 def reconcile(reader: SparkReader, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None,
@@ -220,7 +270,12 @@ def reconcile(reader: SparkReader, df: DataFrame, objs: Sequence[PlannedObject],
     """Cast safe widenings to the table's types; objects whose types conflict are quarantined
     (the rest is read again without them); new columns fail in strict schema mode."""
     if table is None:
-        return df, list(objs)
+        if not may_hide_conflicts(reader, df, objs):
+            return df, list(objs)
+        keep = _first_batch_agreement(reader, objs, failed)
+        if len(keep) == len(objs) or not keep:
+            return (df if keep else None), keep
+        return reader.reader().load([reader.load_path(o) for o in keep]), keep
     current = {f.name: f.dataType for f in from_arrow_schema(table).fields}
     if found := conflicts({f.name: f.dataType for f in df.schema.fields}, current):
         keep = quarantine(reader, objs, current, failed)
