@@ -52,8 +52,8 @@ class Results:
     def table(self) -> list[str]:
         lines = ["| format | scenario | rows expected | rows found | wall time (s) | note |",
                  "| --- | --- | --- | --- | --- | --- |"]
-        lines += [f"| {r.target_format} | {r.scenario} | {r.expected} | {r.found} | {r.wall_s:.1f} | {r.note} |"
-                  for r in self.rows]
+        lines += [f"| {r.target_format} | {r.scenario} | {r.expected} | {r.found} | {r.wall_s:.1f} "
+                  f"| {r.note} |" for r in self.rows]
         return lines + [f"{k}: {v:.1f} s" for k, v in self.figures.items()]
 
 

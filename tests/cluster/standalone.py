@@ -3,6 +3,7 @@ one master, workers of one core each, every process in its own process group, al
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -115,10 +116,8 @@ class StandaloneCluster:
             _kill_group(pid)
         for proc in reversed(self.procs):
             _kill_group(proc.pid)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(15)
-            except subprocess.TimeoutExpired:
-                pass
         self.procs.clear()
 
 

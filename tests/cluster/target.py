@@ -22,7 +22,8 @@ def _delta(uri: str, endpoint: str, _: str | None) -> pa.Table:
     from deltalake.exceptions import TableNotFoundError
 
     options = {"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": REGION, "AWS_ALLOW_HTTP": "true",
-               "AWS_FORCE_PATH_STYLE": "true", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+               "AWS_FORCE_PATH_STYLE": "true", "AWS_ACCESS_KEY_ID": "testing",
+               "AWS_SECRET_ACCESS_KEY": "testing"}
     try:
         return DeltaTable(uri, storage_options=options).to_pyarrow_dataset().to_table()
     except TableNotFoundError:
