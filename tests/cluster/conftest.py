@@ -68,7 +68,7 @@ class Submitter:
     cwd: Path
     conf_dir: Path
 
-    def env(self, **variables: str) -> dict[str, str]:
+    def env(self, variables: dict[str, str]) -> dict[str, str]:
         java = shutil.which("java")
         path = ":".join(dict.fromkeys([str(Path(java).resolve().parent)] if java else []) | dict.fromkeys(
             ["/usr/local/bin", "/usr/bin", "/bin"]))
@@ -78,14 +78,15 @@ class Submitter:
         java_home = {"JAVA_HOME": os.environ["JAVA_HOME"]} if "JAVA_HOME" in os.environ else {}
         return base | java_home | variables
 
-    def run(self, script: str, timeout: float = 600, **variables: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["bash", "-c", script], cwd=self.cwd, env=self.env(**variables), text=True,
+    def run(self, script: str, variables: dict[str, str] | None = None, timeout: float = 600
+            ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", script], cwd=self.cwd, env=self.env(variables or {}), text=True,
                               capture_output=True, timeout=timeout, start_new_session=True)
 
-    def start(self, script: str, log: Path, **variables: str) -> subprocess.Popen[bytes]:
+    def start(self, script: str, log: Path, variables: dict[str, str]) -> subprocess.Popen[bytes]:
         """Start `script` in its own process group (to be killed as a whole), output to `log`."""
         out = open(log, "wb")  # noqa: SIM115 (closed when the process is reaped by the caller)
-        return subprocess.Popen(["bash", "-c", script], cwd=self.cwd, env=self.env(**variables), stdout=out,
+        return subprocess.Popen(["bash", "-c", script], cwd=self.cwd, env=self.env(variables), stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
 

@@ -90,7 +90,7 @@ class StandaloneCluster:
 
     def alive_workers(self) -> list[dict[str, object]]:
         try:
-            workers = self.state().get("workers", [])
+            workers = list(self.state().get("workers", []))  # type: ignore[call-overload]
         except OSError:  # the master's UI is not up yet
             return []
         return [w for w in workers if isinstance(w, dict) and w.get("state") == "ALIVE"]

@@ -72,7 +72,7 @@ def new_lake(moto_server: MotoServer, tmp: Path, files: int, rows: int, malforme
 
 
 def poll(submitter: Submitter, lake: Lake) -> None:
-    done = submitter.run(submitter.flow.script(submitter.flow.poll), **lake.variables())
+    done = submitter.run(submitter.flow.script(submitter.flow.poll), lake.variables())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
@@ -117,7 +117,7 @@ def timed(step: Callable[[], None]) -> float:
 
 def load(submitter: Submitter, lake: Lake, target_format: str, archive: bool) -> None:
     script = submitter.flow.script(submitter.flow.load(target_format, archive))
-    done = submitter.run(script, **lake.variables())
+    done = submitter.run(script, lake.variables())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "loaded" in done.stdout, done.stdout[-3000:]
 
@@ -192,7 +192,7 @@ def test_driver_then_executor_killed_mid_write(target_format: str, submitter: Su
     uri = lake.table_uri(target_format)
 
     before, t0 = all_apps(standalone), time.monotonic()
-    proc = submitter.start(script, tmp_path / "driver-killed.log", **lake.variables())
+    proc = submitter.start(script, tmp_path / "driver-killed.log", lake.variables())
     app, _ = wait_for_write(standalone, before, proc)
     _kill_group(proc.pid)
     proc.wait(30)
@@ -203,7 +203,7 @@ def test_driver_then_executor_killed_mid_write(target_format: str, submitter: Su
                             "rows visible right after the kill (0: nothing committed)"))
 
     before, t0 = all_apps(standalone), time.monotonic()
-    proc = submitter.start(script, tmp_path / "executor-killed.log", **lake.variables())
+    proc = submitter.start(script, tmp_path / "executor-killed.log", lake.variables())
     app, folder = wait_for_write(standalone, before, proc)
     rows_at_kill = read_target(target_format, uri, moto_server.endpoint, str(lake.catalog_db)).num_rows
     kill_executor(standalone, app, folder)
