@@ -41,9 +41,12 @@ from lakeinlet.incremental.targets.delta_files import filesystem
 from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog, check_catalog_placement
 from lakeinlet.incremental.targets.sidecar import OutcomeFiles
 
-CONCURRENT = ("Cannot fast-forward", "metadata refresh is required", "CommitFailedException")
+CONCURRENT = ("Cannot fast-forward", "metadata refresh is required", "CommitFailedException",
+              "older than last sequence number")
 """Iceberg's answers when another writer committed first (main moved, or the table's metadata
-changed under a branch operation)."""
+changed under a branch operation). A REST catalog server before Iceberg 1.11 answers a concurrent
+commit to another branch with a 400 "Cannot add snapshot with sequence number N older than last
+sequence number N" (apache/iceberg#15001), not a retryable CommitFailedException."""
 FOREIGN_WAIT = (0.5, 1.0, 2.0)
 """Pauses before a location's metadata that the catalog does not know is called foreign: a loader
 on the same catalog may be between writing its first metadata.json and registering it."""
@@ -167,8 +170,7 @@ class IcebergTarget:
     def _create(self, schema: pa.Schema) -> None:
         """The table and its first, empty snapshot in one commit (a second creator just goes on)."""
         spark = self.session()
-        namespace = self.catalog.identifier.split(".")[0]
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {self.catalog.name}.{namespace}")
+        self._namespace(spark)
         empty = spark.createDataFrame([], _spark_schema(schema))
         w = empty.writeTo(self.catalog.spark_name).using("iceberg")
         for key, value in (PROPERTIES | self._location()).items():
@@ -182,6 +184,17 @@ class IcebergTarget:
         except Exception as exc:
             if "TABLE_OR_VIEW_ALREADY_EXISTS" not in str(exc) and "AlreadyExists" not in str(exc):
                 raise
+
+    def _namespace(self, spark: Any) -> None:
+        """CREATE NAMESPACE IF NOT EXISTS, once more if it failed: two creators at once can both
+        find it missing, and the catalog then refuses the second (measured through the REST
+        catalog on a JDBC store: a 500 on the duplicate row); the second try finds it there."""
+        sql = f"CREATE NAMESPACE IF NOT EXISTS {self.catalog.name}.{self.catalog.identifier.split('.')[0]}"
+        try:
+            spark.sql(sql)
+        except Exception:
+            time.sleep(FOREIGN_WAIT[0])
+            spark.sql(sql)
 
     def _location(self) -> dict[str, str]:
         return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
