@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer
-from tests.cluster.flow import Flow, parse
+from tests.catalogs import RestCatalogServer
+from tests.cluster.flow import ROOT, Flow, parse
 from tests.cluster.standalone import StandaloneCluster
 
 RESULTS_FILE = "cluster-results.md"
@@ -142,6 +143,15 @@ def submitter(cluster_venv: Path, standalone: StandaloneCluster, moto_server: Mo
         f"spark.jars.ivy {ivy_dir()}\nspark.jars.ivySettings {conf_dir / 'ivysettings.xml'}\n")
     return Submitter(parse(), cluster_venv, standalone, moto_server.endpoint,
                      tmp_path_factory.mktemp("submit"), conf_dir)
+
+
+@pytest.fixture(scope="session")
+def rest_catalog(moto_server: MotoServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Iceberg's REST catalog test server (tests/catalogs.py) for the Iceberg loads: a SQLite
+    catalog is refused on a cluster master, so the tier uses the catalog kind a cluster would."""
+    jars = Path(os.environ.get("LAKEINLET_JARS") or ROOT / ".jars")
+    with RestCatalogServer(tmp_path_factory.mktemp("rest-catalog"), moto_server.endpoint, jars) as server:
+        yield server.endpoint
 
 
 @pytest.fixture(scope="session")

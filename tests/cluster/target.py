@@ -11,10 +11,11 @@ LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time"
 REGION = "us-east-1"
 
 
-def read_target(target_format: str, uri: str, endpoint: str, catalog_db: str | None = None) -> pa.Table:
-    """Every row of the table at `uri` (`s3://lake/orders…` on the emulator); empty before it exists."""
+def read_target(target_format: str, uri: str, endpoint: str, rest_uri: str | None = None) -> pa.Table:
+    """Every row of the table at `uri` (`s3://lake/orders…` on the emulator); empty before it exists.
+    An Iceberg table is found in the REST catalog at `rest_uri` by its location."""
     reader = {"delta": _delta, "hudi": _hudi, "iceberg": _iceberg}[target_format]
-    return reader(uri, endpoint, catalog_db)
+    return reader(uri, endpoint, rest_uri)
 
 
 def _delta(uri: str, endpoint: str, _: str | None) -> pa.Table:
@@ -46,21 +47,20 @@ def _hudi(uri: str, endpoint: str, _: str | None) -> pa.Table:
     return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
-def _iceberg(uri: str, endpoint: str, catalog_db: str | None) -> pa.Table:
-    """The one table of the run's catalog whose location is `uri` (any identifier)."""
+def _iceberg(uri: str, endpoint: str, rest_uri: str | None) -> pa.Table:
+    """The table of the REST catalog whose location is `uri` (whatever its identifier)."""
     from pyiceberg.catalog import load_catalog
 
-    if not catalog_db:
-        raise ValueError("an iceberg target needs the run's SQLite catalog file")
+    if not rest_uri:
+        raise ValueError("an iceberg target needs the REST catalog's URI")
     props = {"s3.endpoint": endpoint, "s3.region": REGION, "s3.access-key-id": "testing",
              "s3.secret-access-key": "testing", "s3.force-virtual-addressing": "false",
              "py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO"}
-    catalog: Any = load_catalog("lakeinlet", type="sql", uri=f"sqlite:///{catalog_db}",
-                                warehouse=uri.rsplit("/", 1)[0], **props)
+    catalog: Any = load_catalog("cluster-tier", type="rest", uri=rest_uri, **props)
     wanted = uri.split("://", 1)[1].rstrip("/")
     for namespace in catalog.list_namespaces():
         for ident in catalog.list_tables(namespace):
             table = catalog.load_table(ident)
-            if table.location().split("://", 1)[1].rstrip("/") == wanted:
+            if table.location().split("://", 1)[-1].rstrip("/") == wanted:
                 return table.scan().to_arrow()
     return pa.table({})

@@ -39,24 +39,20 @@ class Lake:
 
     stack: Stack
     lake: str
-    tmp: Path
     files: list[SampleFile]
     etags: dict[str, str]
+    rest_uri: str = ""
 
     def variables(self) -> dict[str, str]:
-        return {"QUEUE_URL": self.stack.queue_url, "LAKE": self.lake, "ICEBERG_CATALOG": "jdbc",
-                "ICEBERG_CATALOG_URI": f"jdbc:sqlite:{self.catalog_db}",
-                "LAKEINLET__HUDI__LEASE_SECONDS": LEASE_SECONDS}
-
-    @property
-    def catalog_db(self) -> Path:
-        return self.tmp / "iceberg-catalog.db"
+        return {"QUEUE_URL": self.stack.queue_url, "LAKE": self.lake, "ICEBERG_CATALOG": "rest",
+                "ICEBERG_CATALOG_URI": self.rest_uri, "LAKEINLET__HUDI__LEASE_SECONDS": LEASE_SECONDS}
 
     def table_uri(self, target_format: str) -> str:
         return f"s3://{self.lake}/{TABLES[target_format]}"
 
 
-def new_lake(moto_server: MotoServer, tmp: Path, files: int, rows: int, malformed: bool = False) -> Lake:
+def new_lake(moto_server: MotoServer, request: pytest.FixtureRequest, target_format: str, files: int,
+             rows: int, malformed: bool = False) -> Lake:
     """Upload `files` JSON sample files; `malformed` appends a line that is not JSON to the first
     (numbering it is the one Python task the loader runs on executors)."""
     stack = provision(moto_server.endpoint, bucket=unique("land"), queue=unique("events"))
@@ -68,7 +64,8 @@ def new_lake(moto_server: MotoServer, tmp: Path, files: int, rows: int, malforme
         samples[0] = replace(samples[0], body=samples[0].body + BAD_LINE + b"\n")
     etags = {f.key: s3.put_object(Bucket=stack.bucket, Key=f.key, Body=f.body)["ETag"].strip('"')
              for f in samples}
-    return Lake(stack, lake, tmp, samples, etags)
+    rest = str(request.getfixturevalue("rest_catalog")) if target_format == "iceberg" else ""
+    return Lake(stack, lake, samples, etags, rest)
 
 
 def poll(submitter: Submitter, lake: Lake) -> None:
@@ -78,7 +75,7 @@ def poll(submitter: Submitter, lake: Lake) -> None:
 
 def check_rows(lake: Lake, target_format: str, endpoint: str) -> int:
     """The target holds every uploaded row exactly once, with its lineage; returns the row count."""
-    got = read_target(target_format, lake.table_uri(target_format), endpoint, str(lake.catalog_db))
+    got = read_target(target_format, lake.table_uri(target_format), endpoint, lake.rest_uri)
     expected = sorted(r["order_id"] for f in lake.files for r in f.rows)
     assert got.num_rows, f"the {target_format} table {lake.table_uri(target_format)} holds no rows"
     assert sorted(got.column("order_id").to_pylist()) == expected
@@ -125,11 +122,10 @@ def load(submitter: Submitter, lake: Lake, target_format: str, archive: bool) ->
 @pytest.mark.parametrize(("target_format", "archive"),
                          [("delta", True), ("delta", False), ("hudi", False), ("iceberg", False)])
 def test_end_to_end(target_format: str, archive: bool, submitter: Submitter, moto_server: MotoServer,
-                    standalone: StandaloneCluster, results: Results, tmp_path: Path,
-                    request: pytest.FixtureRequest) -> None:
+                    standalone: StandaloneCluster, results: Results, request: pytest.FixtureRequest) -> None:
     if archive:
         request.getfixturevalue("packed_env")
-    lake = new_lake(moto_server, tmp_path, files=4, rows=5, malformed=archive)
+    lake = new_lake(moto_server, request, target_format, files=4, rows=5, malformed=archive)
     poll_s = timed(lambda: poll(submitter, lake))
     before = all_apps(standalone)
     load_s = timed(lambda: load(submitter, lake, target_format, archive))
@@ -181,11 +177,12 @@ def wait_gone(cluster: StandaloneCluster, app: str, timeout: float = 60) -> None
 @pytest.mark.parametrize("target_format", FORMATS)
 def test_driver_then_executor_killed_mid_write(target_format: str, submitter: Submitter,
                                                moto_server: MotoServer, standalone: StandaloneCluster,
-                                               results: Results, tmp_path: Path) -> None:
+                                               results: Results, tmp_path: Path,
+                                               request: pytest.FixtureRequest) -> None:
     """The driver killed while a write task runs, then the same command again with one executor JVM
     killed while its write task runs: the master relaunches an executor, the task is retried, and the
     target holds every row exactly once."""
-    lake = new_lake(moto_server, tmp_path, files=40, rows=200)
+    lake = new_lake(moto_server, request, target_format, files=40, rows=200)
     expected = sum(len(f.rows) for f in lake.files)
     poll(submitter, lake)
     script = submitter.flow.script(submitter.flow.load(target_format, False))
@@ -197,7 +194,7 @@ def test_driver_then_executor_killed_mid_write(target_format: str, submitter: Su
     _kill_group(proc.pid)
     proc.wait(30)
     wait_gone(standalone, app)
-    after_kill = read_target(target_format, uri, moto_server.endpoint, str(lake.catalog_db)).num_rows
+    after_kill = read_target(target_format, uri, moto_server.endpoint, lake.rest_uri).num_rows
     assert after_kill in (0, expected), f"{after_kill} rows after the driver was killed: a partial commit"
     results.rows.append(Row(target_format, "driver SIGKILLed mid-write", 0, after_kill, time.monotonic() - t0,
                             "rows visible right after the kill (0: nothing committed)"))
@@ -205,7 +202,7 @@ def test_driver_then_executor_killed_mid_write(target_format: str, submitter: Su
     before, t0 = all_apps(standalone), time.monotonic()
     proc = submitter.start(script, tmp_path / "executor-killed.log", lake.variables())
     app, folder = wait_for_write(standalone, before, proc)
-    rows_at_kill = read_target(target_format, uri, moto_server.endpoint, str(lake.catalog_db)).num_rows
+    rows_at_kill = read_target(target_format, uri, moto_server.endpoint, lake.rest_uri).num_rows
     kill_executor(standalone, app, folder)
     assert proc.wait(600) == 0, (tmp_path / "executor-killed.log").read_text()[-3000:]
     wall = time.monotonic() - t0
