@@ -39,10 +39,11 @@ def _child(spark_endpoint: str, moto_endpoint: str, mode: str, table: str, local
     from lakeinlet.incremental.targets.delta import DeltaTarget
     from lakeinlet.spark import SparkSection, get_session
 
-    extra = s3a_committer_conf() if mode == "magic" else default_committer_conf()
+    conf = s3a_committer_conf() if mode == "magic" else default_committer_conf()
     jars = os.environ.get("LAKEINLET_JARS") or str(ROOT / ".jars")
-    spark = get_session(SparkSection(master="local[1]", jars=jars, shuffle_partitions=1),
-                        spark_endpoint, "s3a-committer", ["s3a"], extra)
+    section = SparkSection(master="local[1]", jars=jars, shuffle_partitions=1,  # --spark-conf: wins
+                           spark_conf=tuple(f"{k}={v}" for k, v in conf.items()))
+    spark = get_session(section, spark_endpoint, "s3a-committer", ["s3a"])
     df = spark.range(ROWS).selectExpr("id", f"cast(id % {PARTITIONS} as string) as day").repartition(TASKS)
     out = {}
     for name, uri in (("s3", table), ("local", local)):
