@@ -103,10 +103,29 @@ def fetch(dest: Path, group: str, mvn: str | None = None) -> list[Path]:
     return group_jars(dest, group)
 
 
+EXCLUDES: dict[str, tuple[str, ...]] = {
+    "s3a": ("org.apache.hadoop:hadoop-client-runtime", "com.google.cloud.bigdataoss:gcs-connector",
+            "org.apache.hadoop:hadoop-azure", "org.apache.hadoop:hadoop-cloud-storage",
+            "org.eclipse.jetty:jetty-util", "org.eclipse.jetty:jetty-util-ajax", "joda-time:joda-time",
+            "com.fasterxml.jackson.core:jackson-databind", "com.fasterxml.jackson.core:jackson-annotations",
+            "com.fasterxml.jackson.dataformat:jackson-dataformat-cbor",
+            "org.apache.httpcomponents:httpclient", "org.apache.httpcomponents:httpcore"),
+}
+"""What spark-submit must not resolve transitively for a group: spark-hadoop-cloud's POM pulls
+the GCS, Azure and other connectors and a second Hadoop client, none of which the S3A committers
+use (with these left out, `--packages` resolves exactly the jars `lakeinlet jars` fetches)."""
+
+
 def packages(groups: list[str]) -> str:
     """The `--packages` value for spark-submit on a cluster (Spark resolves dependencies)."""
     coords = [c for g in groups for c in GROUPS[g] if not c.startswith("org.wildfly")]
     return ",".join(dict.fromkeys(coords))
+
+
+def submit_flags(groups: list[str]) -> str:
+    """`--packages …` and, where a group needs it, `--exclude-packages …` for spark-submit."""
+    excluded = ",".join(dict.fromkeys(e for g in groups for e in EXCLUDES.get(g, ())))
+    return f"--packages {packages(groups)}" + (f" --exclude-packages {excluded}" if excluded else "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,15 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"fetch only this group (repeatable; one of {', '.join(sorted(GROUPS))}; "
                              "default: all)")
     parser.add_argument("--packages", action="store_true",
-                        help="print the spark-submit --packages line for the groups (default: "
-                             f"{', '.join(RUNTIME_GROUPS)}) instead of fetching")
+                        help="print spark-submit's --packages (and --exclude-packages) flags for the "
+                             f"groups (default: {', '.join(RUNTIME_GROUPS)}) instead of fetching")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.packages:
-        print("--packages " + packages(args.only or list(RUNTIME_GROUPS)))
+        print(submit_flags(args.only or list(RUNTIME_GROUPS)))
         return 0
     dest = args.dest or default_dir()
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lakeinlet import jars as jarlib
+from lakeinlet.committers import COMMIT_PROTOCOL, s3a_committer_conf
 from lakeinlet.config import setting
 from lakeinlet.errors import TerminalError
 
@@ -93,7 +94,7 @@ LIST_KEYS = ("spark.sql.extensions",)
 
 def session_conf(section: SparkSection, endpoint_url: str | None = None, groups: Sequence[str] = (),
                  extra: Mapping[str, str] | None = None, given: Mapping[str, str] | None = None,
-                 add_jars: bool = True) -> dict[str, str]:
+                 add_jars: bool = True, committers: bool = True) -> dict[str, str]:
     """The Spark settings lakeinlet sets, as a plain dict (testable without a JVM).
 
     Args:
@@ -102,6 +103,7 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None, groups:
         given: settings the launcher already holds (spark-submit's --conf/--packages/--jars and
             spark-defaults.conf): they win, and their keys are left out of the result.
         add_jars: add `spark.jars` from `--jars` or the jar folder (False under spark-submit).
+        committers: with the `s3a` group, write through the S3A magic committer (`committers`).
     """
     given = dict(given or {})
     conf = {
@@ -121,6 +123,8 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None, groups:
         conf["spark.jars"] = ",".join(found)
     if endpoint_url:
         conf |= s3a_emulator_conf(endpoint_url)
+    if "s3a" in groups and committers:  # Spark's writes to s3a through the S3A magic committer
+        conf |= s3a_committer_conf("s3a")
     conf |= dict(extra or {})
     for key in LIST_KEYS:
         if key in conf and given.get(key):
@@ -197,13 +201,30 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
     builder = SparkSession.builder if "spark.app.name" in given else SparkSession.builder.appName(app_name)
     if section.master:
         builder = builder.master(section.master)
-    for key, value in session_conf(section, endpoint_url, groups, extra, given, not submitted).items():
+    committers = not submitted or "s3a" not in groups or _loadable(COMMIT_PROTOCOL)
+    if not committers:
+        log.warning("spark-hadoop-cloud is not on spark-submit's classpath: writes to s3a go through "
+                    "Spark's default committer (a COPY and a DELETE per file); add it with `%s`",
+                    jarlib.submit_flags(["s3a"]))
+    conf = session_conf(section, endpoint_url, groups, extra, given, not submitted, committers)
+    for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(section.spark_log_level)
     wanted = dict(required or {g: REQUIRED_CLASSES[g] for g in groups if g in REQUIRED_CLASSES})
     check_classes(session, wanted, submitted, section.jars)
     return session
+
+
+def _loadable(cls: str) -> bool:
+    """Whether spark-submit's JVM (before any session) can load `cls`."""
+    from pyspark import SparkContext
+
+    try:
+        SparkContext._jvm.org.apache.spark.util.Utils.classForName(cls, False, False)  # type: ignore[union-attr]
+    except Exception:  # py4j wraps ClassNotFoundException
+        return False
+    return True
 
 
 def check_classes(session: Any, wanted: Mapping[str, tuple[str, str]], submitted: bool = False,
@@ -219,7 +240,7 @@ def check_classes(session: Any, wanted: Mapping[str, tuple[str, str]], submitted
 
 def how_to_get_jars(group: str, submitted: bool, jars: str | None) -> str:
     if submitted:
-        return f"pass `--packages {jarlib.packages([group])}` (or those jars with --jars) to spark-submit"
+        return f"pass `{jarlib.submit_flags([group])}` (or those jars with --jars) to spark-submit"
     folder = jars if jars and "," not in jars and Path(jars).is_dir() else None
     if jars and not folder:
         return f"--jars/LAKEINLET_JARS ({jars}) holds no jar of {', '.join(jarlib.GROUPS[group])}: add them"

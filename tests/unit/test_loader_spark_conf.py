@@ -97,3 +97,20 @@ def test_the_missing_jar_message_says_what_to_do_where(
     assert f"--dest {tmp_path} --only s3a" in how_to_get_jars("s3a", False, str(tmp_path))
     said = how_to_get_jars("s3a", False, "/x/a.jar,/x/b.jar")
     assert "holds no jar of org.apache.hadoop:hadoop-aws" in said
+
+
+def test_writes_to_s3a_go_through_the_magic_committer_unless_told_otherwise() -> None:
+    protocol = "spark.sql.sources.commitProtocolClass"
+    assert session_conf(SparkSection(), groups=["s3a"], add_jars=False)[protocol].endswith(
+        "PathOutputCommitProtocol")
+    assert protocol not in session_conf(SparkSection(), groups=[], add_jars=False)  # s3 on EMR, local
+    assert protocol not in session_conf(SparkSection(), groups=["s3a"], add_jars=False, committers=False)
+    mine = {protocol: "my.Protocol"}
+    assert protocol not in session_conf(SparkSection(), groups=["s3a"], given=mine)  # spark-submit's wins
+
+
+def test_the_packages_line_leaves_out_what_spark_hadoop_cloud_drags_in() -> None:
+    flags = jarlib.submit_flags(["s3a"]).split()
+    assert flags[0] == "--packages" and "org.apache.spark:spark-hadoop-cloud_2.12" in flags[1]
+    assert flags[2] == "--exclude-packages" and "org.apache.hadoop:hadoop-azure" in flags[3]
+    assert jarlib.submit_flags(["hudi"]).split()[2:] == []  # a bundle needs no exclusion
