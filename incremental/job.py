@@ -84,8 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-ALL = ("tables", "read", "plan", "run", "spark", "aws", "log")
-TABLES = ("tables", "aws", "log")
+ALL = ("tables", "read", "plan", "run", "hudi", "iceberg", "spark", "aws", "log")
+TABLES = ("tables", "hudi", "iceberg", "aws", "log")
 COMMON = ("The other settings ({}) are accepted here too, as flags, LAKEINLET__<SECTION>__<KEY> "
           "environment variables or --config-file keys: `lakeinlet-load run --help` lists them.")
 

@@ -62,9 +62,9 @@ def _no_spark() -> Any:
 
 
 def local_catalog(target_format: str, folder: str | Path) -> dict[str, str]:
-    """Settings for a throw-away local run: an Iceberg catalog (SQLite) in `folder`, since the
-    loader's default catalog file lives in the working folder and would outlive the emulator's
-    tables; nothing for Delta and Hudi, which need no catalog."""
+    """Settings for a throw-away local run: an Iceberg catalog (SQLite) in `folder` (a table on the
+    emulator's S3 needs one named, and it must not outlive the emulator's tables); nothing for
+    Delta and Hudi, which need no catalog."""
     if target_format != "iceberg":
         return {}
     return {"iceberg_catalog_uri": f"jdbc:sqlite:{Path(folder).resolve() / 'iceberg-catalog.db'}"}
