@@ -23,6 +23,7 @@ from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.status import status_lines
 from lakeinlet.incremental.wiring import Parts, build
 from lakeinlet.preflight import check_locations
+from lakeinlet.signals import stop_on_signals
 
 log = logging.getLogger("lakeinlet.loader")
 
@@ -100,15 +101,55 @@ def _sub(sub: argparse._SubParsersAction, name: str, text: str,
     return p
 
 
+class Stop:
+    """A stop asked for by SIGTERM/SIGINT: the current batch finishes (a batch is atomic), a pause
+    between drains ends at once."""
+
+    def __init__(self) -> None:
+        self.requested, self._idle = False, False
+
+    def __call__(self) -> None:
+        self.requested = True
+        if self._idle:
+            raise _StopNow
+
+    def pause(self, seconds: float) -> None:
+        if self.requested:
+            return
+        self._idle = True
+        try:
+            time.sleep(seconds)
+        except _StopNow:
+            pass
+        finally:
+            self._idle = False
+
+
+class _StopNow(Exception):
+    """Raised by the signal handler into a pause between drains."""
+
+
 def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
+    stop = Stop()
+    with stop_on_signals(stop, "after the current batch"):
+        total = _runs(parts, args, stop)
+    logs.event(log, "summary", batches=total.batches, rows=total.rows, conflicts=total.conflicts,
+               skipped_known=total.skipped_known, stopped=stop.requested, **dict(total.statuses))
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(total.statuses.items()))
+    print(f"loaded {total.rows} rows in {total.batches} batches" + (f"; {outcomes}" if outcomes else "")
+          + ("; stopped on request" if stop.requested else ""))
+    return 0
+
+
+def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
+    """Drains as the mode asks (once, until caught up, or continuously), until asked to stop."""
     cfg = parts.config
     loader = parts.loader()
-    total, drains = Summary(), 0
-    failed = 0
-    while True:
+    total, drains, failed = Summary(), 0, 0
+    while not stop.requested:
         one = 1 if not (args.drain or args.continuous) else cfg.run.max_batches
         try:
-            summary = loader.drain(max_batches=one, progress=_progress)
+            summary = loader.drain(max_batches=one, progress=_progress, stopped=lambda: stop.requested)
         except TerminalError:
             raise
         except Exception as exc:  # a batch is atomic and the next drain repairs: retrying is safe
@@ -118,7 +159,7 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
             pause = min(MAX_PAUSE, cfg.run.interval_seconds * 2 ** (failed - 1))
             logs.event(log, "drain failed", level=logging.WARNING, error=f"{type(exc).__name__}: {exc}",
                        failed_in_a_row=failed, retry_in_s=pause)
-            time.sleep(pause)
+            stop.pause(pause)
             continue
         failed = 0
         _merge(total, summary)
@@ -127,12 +168,8 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
             break
         if cfg.run.backfill_every and drains % cfg.run.backfill_every == 0 and cfg.run.backfill_bucket:
             bf.backfill(parts.store(), parts.changelog, parts.ledger, cfg.run.backfill_bucket)
-        time.sleep(cfg.run.interval_seconds)
-    logs.event(log, "summary", batches=total.batches, rows=total.rows, conflicts=total.conflicts,
-               skipped_known=total.skipped_known, **dict(total.statuses))
-    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(total.statuses.items()))
-    print(f"loaded {total.rows} rows in {total.batches} batches" + (f"; {outcomes}" if outcomes else ""))
-    return 0
+        stop.pause(cfg.run.interval_seconds)
+    return total
 
 
 def _progress(r: BatchReport) -> None:
@@ -228,7 +265,11 @@ def main(argv: list[str] | None = None) -> int:
         config = resolve(LoaderConfig, args)
         logs.setup(config.log.log_format, config.log.log_level)
         check_locations(locations(config), config.aws)
-        return COMMANDS[args.command](build(config), args)
+        parts = build(config)
+        try:
+            return COMMANDS[args.command](parts, args)
+        finally:
+            parts.close()
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 2

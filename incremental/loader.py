@@ -257,15 +257,18 @@ class Loader:
             self.ledger.append(outcomes, version, batch_id)
         return len(batches)
 
-    def drain(self, max_batches: int = 0, progress: Callable[[BatchReport], None] | None = None) -> Summary:
-        """Run batches until the changelog is caught up (or `max_batches`)."""
+    def drain(self, max_batches: int = 0, progress: Callable[[BatchReport], None] | None = None,
+              stopped: Callable[[], bool] = lambda: False) -> Summary:
+        """Run batches until the changelog is caught up (or `max_batches`, or `stopped()` says so
+        between batches)."""
         with self._held():
-            return self._drain(max_batches, progress)
+            return self._drain(max_batches, progress, stopped)
 
-    def _drain(self, max_batches: int, progress: Callable[[BatchReport], None] | None) -> Summary:
+    def _drain(self, max_batches: int, progress: Callable[[BatchReport], None] | None,
+               stopped: Callable[[], bool]) -> Summary:
         summary, conflicts = Summary(), 0
         self.repair()
-        while not max_batches or summary.batches < max_batches:
+        while (not max_batches or summary.batches < max_batches) and not stopped():
             try:
                 report = self.run_batch()
             except CommitConflict as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,8 @@ from lakeinlet.incremental.plan import Caps, Filters
 from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import build_target, spark_needs
+
+log = logging.getLogger("lakeinlet.loader")
 
 
 @dataclass
@@ -41,6 +44,18 @@ class Parts:
             self.spark = get_session(cfg.spark, cfg.aws.endpoint_url, "lakeinlet-load",
                                      s3a + needs.groups, needs.conf, required)
         return self.spark
+
+    def close(self) -> None:
+        """Release what the run holds in the target (Iceberg's staging branch); a run that never
+        started Spark has nothing to release. A failure here is logged, never raised: the run's
+        outcome stands, and `vacuum` cleans what is left."""
+        close = getattr(self.target, "close", None)
+        if close is None or self.spark is None:
+            return
+        try:
+            close()
+        except Exception as exc:  # the batch outcome is decided already
+            log.warning("could not release the target's staging state: %s", exc)
 
     def store(self) -> S3ObjectStore:
         """One store for the run: the footers its checks read serve the reader's row counts."""

@@ -6,19 +6,17 @@ the spark-submit form.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from lakeinlet import add_version_flag, logs
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.preflight import check_locations
+from lakeinlet.signals import stop_on_signals
 from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
 from lakeinlet.sources.commands import PROG, USAGES, build_parser, commands_epilog
 from lakeinlet.sources.envelopes import EventFilter
@@ -63,23 +61,6 @@ def dead_letter_queue(config: SourceConfig, queue: SqsQueue) -> SqsQueue:
     return dlq
 
 
-@contextlib.contextmanager
-def stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
-    """SIGTERM/SIGINT ask the poller to stop (commit the open batch, ack, exit 0)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers can only be installed from the main thread
-        return
-    def handler(signum: int, _frame: object) -> None:
-        log.warning("received %s: stopping after the open batch", signal.Signals(signum).name)
-        stop()
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
 def run(config: SourceConfig) -> RunSummary:
     """Build the adapters and run the poller until drained, stopped or failed."""
     logs.setup(config.log.log_format, config.log.log_level)
@@ -91,7 +72,7 @@ def run(config: SourceConfig) -> RunSummary:
     dlq = dead_letter_queue(config, queue) if settings.poison == "dlq" else None
     poller = Poller(queue=queue, changelog=OpenDeltaChangelog(config.changelog.uri, config.aws),
                     settings=settings, dlq=dlq)
-    with stop_on_signals(poller.stop):
+    with stop_on_signals(poller.stop, "after the open batch"):
         try:
             return poller.run()
         finally:

@@ -5,6 +5,9 @@ MAX_FAILED_DRAINS failures in a row, and at once on a terminal error."""
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -66,3 +69,33 @@ def test_without_continuous_a_failure_is_the_exit(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(OSError):
         run(loader, pauses, monkeypatch, continuous=False)
     assert loader.calls == 1 and pauses == []
+
+
+def test_a_signal_during_a_drain_stops_the_run_after_it(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    class Signalled(Drains):
+        def drain(self, **kw: Any) -> Summary:
+            os.kill(os.getpid(), signal.SIGTERM)  # arrives while the batch runs
+            assert kw["stopped"]()  # the loader is told between its batches
+            return super().drain(**kw)
+
+    loader, pauses = Signalled([Summary(batches=1, rows=3), Summary(batches=1, rows=3)]), []
+    run(loader, pauses, monkeypatch)
+    assert loader.calls == 1 and pauses == []
+    assert "loaded 3 rows in 1 batches; stopped on request" in capsys.readouterr().out
+
+
+def test_a_signal_during_a_pause_ends_it_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    loader, pauses = Drains([Summary(batches=1), Summary(batches=1)]), []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C: no KeyboardInterrupt traceback
+        time.sleep(5)  # never reached in full: the handler ends the pause
+
+    monkeypatch.setattr(job.time, "sleep", sleep)
+    started = time.monotonic()
+    run_cfg = SimpleNamespace(max_batches=0, backfill_every=0, backfill_bucket=None, interval_seconds=30)
+    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg), loader=lambda: loader)
+    assert job.cmd_run(parts, argparse.Namespace(drain=False, continuous=True)) == 0  # type: ignore[arg-type]
+    assert loader.calls == 1 and pauses == [30] and time.monotonic() - started < 4

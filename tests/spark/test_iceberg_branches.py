@@ -1,0 +1,28 @@
+"""A loader run leaves no Iceberg staging branch behind: the branch keeps its snapshots from
+expiring, and one per loader process piled up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lakeinlet.aws import AwsSection
+from lakeinlet.incremental.job import main
+from lakeinlet.samples import SCHEMA_DDL, make_files
+from tests.spark.loader_helpers import make_config, new_lake, parts, record, target_rows, upload
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+def test_the_staging_branch_is_dropped_when_the_run_ends(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    files = make_files("parquet", 2, 3)
+    p = parts(make_config(aws, lake, target_format="iceberg"), spark)
+    record(p.changelog, upload(s3, landing, files))
+    flags = ["--changelog", f"s3a://{lake}/changelog", "--table", f"s3a://{lake}/orders", "--schema",
+             SCHEMA_DDL, "--endpoint-url", aws.endpoint_url or "", "--target-format", "iceberg"]
+    for _ in range(2):  # two runs, two processes' worth of branches
+        assert main(["run", "--drain", *flags]) == 0
+    assert target_rows(p).num_rows == 6
+    assert set(p.target.table().metadata.refs) == {"main"}
