@@ -136,8 +136,9 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
     logs.event(log, "summary", batches=total.batches, rows=total.rows, conflicts=total.conflicts,
                skipped_known=total.skipped_known, stopped=stop.requested, **dict(total.statuses))
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(total.statuses.items()))
-    print(f"loaded {total.rows} rows in {total.batches} batches" + (f"; {outcomes}" if outcomes else "")
-          + ("; stopped on request" if stop.requested else ""))
+    removed = f" (removed {total.removed_rows} rows)" if total.removed_rows else ""
+    print(f"loaded {total.rows} rows in {total.batches} batches{removed}"
+          + (f"; {outcomes}" if outcomes else "") + ("; stopped on request" if stop.requested else ""))
     return 0
 
 
@@ -172,9 +173,24 @@ def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
     return total
 
 
+SET_ASIDE_SHOWN = 5
+"""Set-aside objects named per batch on the console (the ledger holds every one)."""
+
+
 def _progress(r: BatchReport) -> None:
+    _batch_line(r)
+    aside = r.set_aside()
+    for o in aside[:SET_ASIDE_SHOWN]:
+        logs.event(log, "set aside", level=logging.WARNING, object=f"s3://{o.obj.bucket}/{o.obj.key}",
+                   status=o.status, reason=o.reason[:300])
+    if len(aside) > SET_ASIDE_SHOWN:
+        logs.event(log, "set aside", level=logging.WARNING, more=len(aside) - SET_ASIDE_SHOWN,
+                   where="the ledger (lakeinlet-load status)")
+
+
+def _batch_line(r: BatchReport) -> None:
     p = r.plan
-    logs.event(log, "batch", batch=r.batch_id, files=len(p.to_read), rows=r.rows,
+    logs.event(log, "batch", batch=r.batch_id, files=len(p.to_read), rows=r.rows, removed_rows=r.removed_rows,
                bytes=p.bytes, changelog_from=str(p.start), changelog_to=str(p.end),
                versions=list(p.versions), events=p.events, skipped_known=p.skipped_known,
                superseded=p.superseded, target_version=r.target_version,
@@ -184,6 +200,7 @@ def _progress(r: BatchReport) -> None:
 def _merge(total: Summary, s: Summary) -> None:
     total.batches += s.batches
     total.rows += s.rows
+    total.removed_rows += s.removed_rows
     total.conflicts += s.conflicts
     total.skipped_known += s.skipped_known
     total.statuses.update(s.statuses)

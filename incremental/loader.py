@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import (
+    CORRUPT,
     FILTERED,
     FINAL,
     LOADED,
     MISSING,
     REMOVED,
+    SCHEMA_CONFLICT,
     START,
     TOO_LARGE,
     LoadPlan,
@@ -67,7 +69,16 @@ class BatchReport:
 
     @property
     def rows(self) -> int:
-        return sum(o.rows for o in self.outcomes)
+        """Rows loaded (a removal's outcomes count the rows removed: `removed_rows`)."""
+        return sum(o.rows for o in self.outcomes if o.status != REMOVED)
+
+    @property
+    def removed_rows(self) -> int:
+        return sum(o.rows for o in self.outcomes if o.status == REMOVED)
+
+    def set_aside(self) -> list[Outcome]:
+        """Objects with bytes that were not loaded for a reason the user should see."""
+        return [o for o in self.outcomes if o.status in (MISSING, CORRUPT, SCHEMA_CONFLICT, TOO_LARGE)]
 
 
 @dataclass
@@ -77,6 +88,7 @@ class Summary:
     rows: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
     skipped_known: int = 0
+    removed_rows: int = 0
 
 
 @dataclass
@@ -317,5 +329,6 @@ def _read_outcomes(objs: Sequence[PlannedObject], result: ReadBatch) -> list[Out
 def _account(summary: Summary, report: BatchReport) -> None:
     summary.batches += 1
     summary.rows += report.rows
+    summary.removed_rows += report.removed_rows
     summary.skipped_known += report.plan.skipped_known
     summary.statuses.update(o.status for o in report.outcomes)

@@ -214,6 +214,8 @@ def test_removals_delete_rows_in_changelog_order_and_a_recreated_object_loads_ag
     loader = make(changelog, target, ledger, caps=Caps(10, 10**6, split_removals=True))
     summary = loader.drain()
     assert summary.batches == 3 and summary.statuses["removed"] == 1
+    loaded = sum(o.rows for _, outcomes in target.commits for o in outcomes if o.status == "loaded")
+    assert (summary.rows, summary.removed_rows) == (loaded, 1)  # a removal's rows are not "loaded"
     assert loaded_rows(target) == {"b": 1, "c": 1}
     assert [o.status for o in target.commits[1][1]] == ["removed"] and target.commits[1][1][0].rows == 1
     changelog.add("a")  # the same object version, uploaded again after its removal
