@@ -247,3 +247,10 @@ def how_to_get_jars(group: str, submitted: bool, jars: str | None) -> str:
     folder = folder or str(jarlib.default_dir())
     return (f"run `lakeinlet jars --dest {folder} --only {group}` (a run looks for them in "
             f"{folder}/{group}/), or give them with --jars")
+
+
+def empty_frame(spark: Any, schema: Any) -> Any:
+    """A DataFrame of `schema` with no rows and no partitions: writing it runs no task, where
+    `createDataFrame([], schema)` parallelizes a Python list (a Python worker per partition on
+    the executors, which then need lakeinlet's Python)."""
+    return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)

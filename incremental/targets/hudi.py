@@ -37,6 +37,7 @@ from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta import fallback_schema
 from lakeinlet.incremental.targets.hudi_settings import HudiSection
 from lakeinlet.incremental.targets.lease import Lease, held
+from lakeinlet.spark import empty_frame
 
 META_FIELDS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
                "_hoodie_partition_path", "_hoodie_file_name")
@@ -176,8 +177,8 @@ class HudiTarget:
     def _write(self, data: Any, schema: pa.Schema | None, meta: dict[str, str], operation: str) -> int:
         spark = self._spark()
         if data is None:
-            data = spark.createDataFrame([], _spark_schema(self.schema() or schema or
-                                                           fallback_schema(self.partition_by)))
+            data = empty_frame(spark, _spark_schema(self.schema() or schema or
+                                                    fallback_schema(self.partition_by)))
         options = self.options(operation) | tc.prefixed(meta)
         data.write.format("hudi").options(**options).mode("append").save(self.spark_uri)
         head = self.commits(1)

@@ -40,6 +40,7 @@ from lakeinlet.incremental.targets.delta import fallback_schema
 from lakeinlet.incremental.targets.delta_files import filesystem
 from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog, check_catalog_placement
 from lakeinlet.incremental.targets.sidecar import OutcomeFiles
+from lakeinlet.spark import empty_frame
 
 CONCURRENT = ("Cannot fast-forward", "metadata refresh is required", "CommitFailedException",
               "older than last sequence number")
@@ -171,7 +172,7 @@ class IcebergTarget:
         """The table and its first, empty snapshot in one commit (a second creator just goes on)."""
         spark = self.session()
         self._namespace(spark)
-        empty = spark.createDataFrame([], _spark_schema(schema))
+        empty = empty_frame(spark, _spark_schema(schema))
         w = empty.writeTo(self.catalog.spark_name).using("iceberg")
         for key, value in (PROPERTIES | self._location()).items():
             w = w.tableProperty(key, value)
