@@ -140,9 +140,6 @@ def test_end_to_end(target_format: str, archive: bool, submitter: Submitter, mot
                             sum(len(f.rows) for f in lake.files), found, poll_s + load_s,
                             f"poll {poll_s:.1f} s + load {load_s:.1f} s; "
                             f"python tasks on executors: {workers}"))
-    if workers and target_format == "iceberg":  # measured: 2 tasks, ~0.9 s boot each
-        pytest.xfail("creating the Iceberg table runs Python on the executors: spark.createDataFrame([], "
-                     "schema) in incremental/targets/iceberg.py _create has one task per default partition")
     assert workers == 0, f"a {target_format} batch ran {workers} Python tasks on the executors"
 
 
