@@ -104,3 +104,23 @@ def test_a_location_holding_a_table_another_catalog_knows_is_not_created_over(
     assert metadata_files(str(table), c) == [str(table / "metadata" / "00000-a.metadata.json")]
     with pytest.raises(TerminalError, match=rf"{table} already holds an Iceberg table .* does not know"):
         target._foreign_or_none()
+
+
+def test_a_catalog_initialised_by_another_loader_at_the_same_moment_is_not_a_crash(
+        tmp_path: Path) -> None:
+    """Two loaders on a new table: the second to create the JDBC catalog's own tables is refused
+    (SQLite: "table iceberg_tables already exists"); its statement is tried once more."""
+    class Racing:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def sql(self, text: str) -> None:
+            self.calls.append(text)
+            if len(self.calls) == 1:
+                raise RuntimeError("[SQLITE_ERROR] SQL error or missing database (table iceberg_tables "
+                                   "already exists)")
+
+    catalog = IcebergCatalog(IcebergSection(), str(tmp_path / "orders"), AwsSection())
+    spark = Racing()
+    IcebergTarget(catalog, "app", (), lambda: spark, None)._namespace(spark)  # type: ignore[arg-type]
+    assert spark.calls == ["CREATE NAMESPACE IF NOT EXISTS lakeinlet.lakeinlet"] * 2
