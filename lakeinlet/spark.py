@@ -172,9 +172,9 @@ def launcher_conf() -> dict[str, str]:
     empty outside spark-submit. Reading them starts no SparkContext."""
     if not under_spark_submit():
         return {}
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkConf
 
-    SparkContext._ensure_initialized()  # connects to spark-submit's JVM; creates no context
+    _gateway_jvm()  # connects to spark-submit's JVM; creates no context
     return dict(SparkConf().getAll())
 
 
@@ -201,7 +201,7 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
     builder = SparkSession.builder if "spark.app.name" in given else SparkSession.builder.appName(app_name)
     if section.master:
         builder = builder.master(section.master)
-    committers = not submitted or "s3a" not in groups or _loadable(COMMIT_PROTOCOL)
+    committers = not submitted or "s3a" not in groups or _loadable(_gateway_jvm(), COMMIT_PROTOCOL)
     if not committers:
         log.warning("spark-hadoop-cloud is not on spark-submit's classpath: writes to s3a go through "
                     "Spark's default committer (a COPY and a DELETE per file); add it with `%s`",
@@ -216,12 +216,18 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
     return session
 
 
-def _loadable(cls: str) -> bool:
-    """Whether spark-submit's JVM (before any session) can load `cls`."""
+def _gateway_jvm() -> Any:
+    """spark-submit's JVM through py4j, before any SparkContext exists."""
     from pyspark import SparkContext
 
+    SparkContext._ensure_initialized()
+    return SparkContext._jvm
+
+
+def _loadable(jvm: Any, cls: str) -> bool:
+    """Whether Spark's class loader (the one holding spark-submit's --jars/--packages) loads `cls`."""
     try:
-        SparkContext._jvm.org.apache.spark.util.Utils.classForName(cls, False, False)  # type: ignore[union-attr]
+        jvm.org.apache.spark.util.Utils.classForName(cls, False, False)
     except Exception:  # py4j wraps ClassNotFoundException
         return False
     return True
@@ -231,11 +237,9 @@ def check_classes(session: Any, wanted: Mapping[str, tuple[str, str]], submitted
                   jars: str | None = None) -> None:
     """Raise TerminalError naming the first jar group whose class Spark cannot load, and what to do."""
     for group, (cls, what) in wanted.items():
-        try:  # Spark's own class loader: the one that holds --jars/--packages under spark-submit
-            session._jvm.org.apache.spark.util.Utils.classForName(cls, False, False)
-        except Exception as exc:  # py4j wraps ClassNotFoundException
-            raise TerminalError(f"Spark cannot load {cls} ({what}): "
-                               f"{how_to_get_jars(group, submitted, jars)}") from exc
+        if not _loadable(session._jvm, cls):
+            how = how_to_get_jars(group, submitted, jars)
+            raise TerminalError(f"Spark cannot load {cls} ({what}): {how}")
 
 
 def how_to_get_jars(group: str, submitted: bool, jars: str | None) -> str:
