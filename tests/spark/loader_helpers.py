@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -94,3 +98,22 @@ def spark_rows(spark: Any, parts_: Parts) -> Any:
 
 def ledger_rows(parts_: Parts) -> list[dict[str, Any]]:
     return parts_.ledger.read().to_pylist()
+
+
+def finish_racing(loaders: Sequence[subprocess.Popen[str]], logs: Path, timeout: float) -> list[Counter[str]]:
+    """Wait for loader processes started together (`--log-format json`), keep their logs under
+    `logs`, and require each to exit 0; returns each one's log events counted by name."""
+    results = [proc.communicate(timeout=timeout) for proc in loaders]
+    for i, (_, err) in enumerate(results):
+        (logs / f"loader{i}.log").write_text(err)
+    assert [proc.returncode for proc in loaders] == [0] * len(loaders), f"see {logs}/loader*.log"
+    return [logged_events(err) for _, err in results]
+
+
+def logged_events(stderr: str) -> Counter[str]:
+    """JSON log lines counted by their `event`."""
+    found: Counter[str] = Counter()
+    for line in stderr.splitlines():
+        if line.startswith("{"):
+            found[json.loads(line).get("event", "")] += 1
+    return found

@@ -6,7 +6,6 @@ checkpoint); Hudi lets only the holder of the table's writer lease load while th
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,7 +16,16 @@ import pytest
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.samples import SCHEMA_DDL, make_files
-from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, record, target_rows, upload
+from tests.spark.loader_helpers import (
+    finish_racing,
+    ledger_rows,
+    make_config,
+    new_lake,
+    parts,
+    record,
+    target_rows,
+    upload,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -31,14 +39,6 @@ def _loader(lake: str, aws: AwsSection, fmt: str) -> subprocess.Popen[str]:
                             env=os.environ | {"PYSPARK_PYTHON": sys.executable})
 
 
-def _events(stderr: str) -> Counter[str]:
-    found: Counter[str] = Counter()
-    for line in stderr.splitlines():
-        if line.startswith("{"):
-            found[json.loads(line).get("event", "")] += 1
-    return found
-
-
 def test_two_loader_processes_load_each_object_once(aws: AwsSection, iceberg_catalog: str,
                                                     target_format: str, tmp_path: Path) -> None:
     landing, lake, s3 = new_lake(aws)
@@ -47,11 +47,7 @@ def test_two_loader_processes_load_each_object_once(aws: AwsSection, iceberg_cat
     for f in files:
         record(p.changelog, upload(s3, landing, [f]))  # 6 changelog versions: 6 batches to race on
     loaders = [_loader(lake, aws, target_format) for _ in range(2)]
-    results = [proc.communicate(timeout=900) for proc in loaders]
-    for i, (_, err) in enumerate(results):
-        (tmp_path / f"loader{i}.log").write_text(err)
-    assert [proc.returncode for proc in loaders] == [0, 0], f"see {tmp_path}/loader*.log"
-    seen = [_events(err) for _, err in results]
+    seen = finish_racing(loaders, tmp_path, timeout=900)
     assert sum(s["batch"] for s in seen) == len(files), seen  # every batch committed once
     assert sum(s["conflict"] + s["lease_wait"] for s in seen) >= 1, seen  # they did overlap
     table = target_rows(p)

@@ -24,8 +24,16 @@ from lakeinlet.incremental.targets.iceberg_catalog import IcebergSection
 from lakeinlet.samples import SCHEMA_DDL, SampleFile, make_files
 from tests.catalogs import RestCatalogServer
 from tests.spark.conftest import ICEBERG_URI_ENV, JARS
-from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, record, target_rows, upload
-from tests.spark.test_formats_processes import _events
+from tests.spark.loader_helpers import (
+    finish_racing,
+    ledger_rows,
+    make_config,
+    new_lake,
+    parts,
+    record,
+    target_rows,
+    upload,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -105,11 +113,7 @@ def test_two_drivers_share_the_rest_catalog_and_load_each_object_once(aws: AwsSe
     for f in files:
         record(p.changelog, upload(s3, landing, [f]))  # one changelog version each: batches to race on
     loaders = [_loader(lake, aws, rest_catalog) for _ in range(2)]
-    results = [proc.communicate(timeout=600) for proc in loaders]
-    for i, (_, err) in enumerate(results):
-        (tmp_path / f"loader{i}.log").write_text(err)
-    assert [proc.returncode for proc in loaders] == [0, 0], f"see {tmp_path}/loader*.log"
-    seen = [_events(err) for _, err in results]
+    seen = finish_racing(loaders, tmp_path, timeout=600)
     assert sum(s["batch"] for s in seen) == len(files), seen  # every batch committed once
     assert all(s["batch"] + s["conflict"] >= 1 for s in seen), seen  # both drivers took part
     assert sorted(target_rows(p).column("order_id").to_pylist()) == order_ids(files)
