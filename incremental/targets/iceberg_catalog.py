@@ -189,7 +189,15 @@ class IcebergCatalog:
         else:
             props |= {"type": kind} | ({"uri": self.section.iceberg_catalog_uri}
                                        if self.section.iceberg_catalog_uri else {})
-        return load_catalog(self.name, **props)
+        try:
+            return load_catalog(self.name, **props)
+        except Exception as exc:
+            # Two loaders opening a new SQL catalog at once both find its tables missing; the
+            # second CREATE TABLE fails ("table iceberg_tables already exists"). Opened again,
+            # the catalog finds them there.
+            if "already exists" not in str(exc):
+                raise
+            return load_catalog(self.name, **props)
 
     def file_io_properties(self) -> dict[str, str]:
         """pyiceberg's S3 settings: the endpoint and region of configuration; credentials from

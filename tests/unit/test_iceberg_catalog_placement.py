@@ -124,3 +124,26 @@ def test_a_catalog_initialised_by_another_loader_at_the_same_moment_is_not_a_cra
     spark = Racing()
     IcebergTarget(catalog, "app", (), lambda: spark, None)._namespace(spark)  # type: ignore[arg-type]
     assert spark.calls == ["CREATE NAMESPACE IF NOT EXISTS lakeinlet.lakeinlet"] * 2
+
+
+def test_a_sql_catalog_another_loader_creates_at_the_same_moment_is_opened_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reproduced by two loader processes on a new table (one stopped with "unexpected error"):
+    pyiceberg's SQL catalog found its tables missing and lost the CREATE TABLE race."""
+    import pyiceberg.catalog
+
+    real, calls = pyiceberg.catalog.load_catalog, []
+
+    def racing(name: str, **props: str) -> object:
+        calls.append(name)
+        if len(calls) == 1:
+            raise RuntimeError("(sqlite3.OperationalError) table iceberg_tables already exists")
+        return real(name, **props)
+
+    monkeypatch.setattr(pyiceberg.catalog, "load_catalog", racing)
+    catalog = IcebergCatalog(IcebergSection(), str(tmp_path / "orders"), AwsSection())
+    assert catalog.py_catalog() is not None and len(calls) == 2
+    monkeypatch.setattr(pyiceberg.catalog, "load_catalog", lambda *_, **__: (_ for _ in ()).throw(
+        RuntimeError("disk I/O error")))
+    with pytest.raises(RuntimeError, match="disk I/O error"):  # anything else is not retried
+        IcebergCatalog(IcebergSection(), str(tmp_path / "other"), AwsSection()).py_catalog()
