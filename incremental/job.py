@@ -136,7 +136,9 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
     logs.event(log, "summary", batches=total.batches, rows=total.rows, conflicts=total.conflicts,
                skipped_known=total.skipped_known, stopped=stop.requested, **dict(total.statuses))
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(total.statuses.items()))
-    removed = f" (removed {total.removed_rows} rows)" if total.removed_rows else ""
+    removed = "".join(f" ({what.format(n)})" for what, n in (
+        ("removed {} rows", total.removed_rows),
+        ("deleted {} rows of objects' earlier versions", total.replaced_rows)) if n)
     print(f"loaded {total.rows} rows in {total.batches} batches{removed}"
           + (f"; {outcomes}" if outcomes else "") + ("; stopped on request" if stop.requested else ""))
     return 0
@@ -191,6 +193,7 @@ def _progress(r: BatchReport) -> None:
 def _batch_line(r: BatchReport) -> None:
     p = r.plan
     logs.event(log, "batch", batch=r.batch_id, files=len(p.to_read), rows=r.rows, removed_rows=r.removed_rows,
+               replaced_rows=r.replaced_rows,
                bytes=p.bytes, changelog_from=str(p.start), changelog_to=str(p.end),
                versions=list(p.versions), events=p.events, skipped_known=p.skipped_known,
                superseded=p.superseded, target_version=r.target_version,
@@ -201,6 +204,7 @@ def _merge(total: Summary, s: Summary) -> None:
     total.batches += s.batches
     total.rows += s.rows
     total.removed_rows += s.removed_rows
+    total.replaced_rows += s.replaced_rows
     total.conflicts += s.conflicts
     total.skipped_known += s.skipped_known
     total.statuses.update(s.statuses)

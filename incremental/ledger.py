@@ -18,7 +18,7 @@ from deltalake.transaction import CommitProperties, Transaction
 
 from lakeinlet.aws import AwsSection, delta_uri, storage_options
 from lakeinlet.delta_io import LatestTable
-from lakeinlet.incremental.model import FINAL, REMOVED, Outcome, PlannedObject
+from lakeinlet.incremental.model import FINAL, LOADED, REMOVED, Outcome, PlannedObject
 
 _TS = pa.timestamp("us", tz="UTC")
 LEDGER_SCHEMA = pa.schema([
@@ -67,6 +67,22 @@ class DeltaLedger:
         refs = {(r["bucket"], r["key"], r["identity"]) for r in found if r["status"] != REMOVED
                 and r["target_version"] > removed.get((r["bucket"], r["key"]), -1)}
         return {o.ref for o in objs if o.ref in refs}
+
+    def loaded_keys(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str]]:
+        """The (bucket, key)s among `objs` of which some version was loaded and its rows not
+        removed since: a new version of one of them has earlier rows to replace."""
+        dt = self._table()
+        if dt is None or not objs:
+            return set()
+        keys = pa.array(sorted({o.key for o in objs}))
+        wanted = pc.field("key").isin(keys) & pc.field("status").isin(pa.array([LOADED, REMOVED]))
+        found = dt.to_pyarrow_dataset().to_table(columns=["bucket", "key", "status", "target_version"],
+                                                 filter=wanted).to_pylist()
+        newest: dict[tuple[str, str], tuple[int, bool]] = {}
+        for r in found:  # the newest status per key; a removal after a load wins at equal versions
+            key, mark = (r["bucket"], r["key"]), (r["target_version"], r["status"] == REMOVED)
+            newest[key] = max(mark, newest.get(key, mark))
+        return {(o.bucket, o.key) for o in objs if not newest.get((o.bucket, o.key), (0, True))[1]}
 
     def last_target_version(self) -> int:
         dt = self._table()

@@ -76,6 +76,11 @@ class BatchReport:
     def removed_rows(self) -> int:
         return sum(o.rows for o in self.outcomes if o.status == REMOVED)
 
+    @property
+    def replaced_rows(self) -> int:
+        """Rows of earlier object versions deleted by this batch's loads (--on-overwrite replace)."""
+        return sum(o.replaced_rows for o in self.outcomes)
+
     def set_aside(self) -> list[Outcome]:
         """Objects with bytes that were not loaded for a reason the user should see."""
         return [o for o in self.outcomes if o.status in (MISSING, CORRUPT, SCHEMA_CONFLICT, TOO_LARGE)]
@@ -89,6 +94,7 @@ class Summary:
     statuses: Counter[str] = field(default_factory=Counter)
     skipped_known: int = 0
     removed_rows: int = 0
+    replaced_rows: int = 0
 
 
 @dataclass
@@ -171,6 +177,7 @@ class Loader:
         if plan.removals:
             return self._remove(plan, start, batch_id, seconds, t0)
         readable, decided, heads = self._check(plan)
+        earlier = self._earlier(readable)
         one_pass, staged = bool(getattr(self.target, "checks_after_write", False)), False
         while True:
             batch = self.reader().read(readable, batch_id, self.target.schema(), heads,
@@ -182,7 +189,8 @@ class Loader:
                 if self.quarantine is not None and batch.malformed is not None:
                     self.quarantine.stage(batch.malformed, batch_id)
                     staged = True
-                version = self.target.commit(batch, start, plan.end, batch_id, outcomes, crash=self._crash)
+                version, outcomes = self.target.commit(batch, start, plan.end, batch_id, outcomes,
+                                                       crash=self._crash, replace=earlier)
                 break
             except Reread as why:  # the one-pass write found something: read again, checking first
                 if not one_pass:
@@ -230,6 +238,20 @@ class Loader:
             else:
                 decided.append(outcome)
         return readable, decided, {k: h for k, h in heads.items() if isinstance(h, ObjectHead)}
+
+    def _earlier(self, objs: Sequence[PlannedObject]) -> list[PlannedObject]:
+        """With --on-overwrite replace: the objects to read of which an earlier version's rows
+        are in the target (the ledger's, with the pending commits' outcomes on top)."""
+        if not self.caps.replace_overwritten or not objs:
+            return []
+        keys = self.ledger.loaded_keys(objs)
+        for _, _, outcomes in self._pending:  # oldest first, as in `_known`
+            for o in outcomes:
+                if o.status == REMOVED:
+                    keys.discard((o.obj.bucket, o.obj.key))
+                elif o.status == LOADED:
+                    keys.add((o.obj.bucket, o.obj.key))
+        return [o for o in objs if (o.bucket, o.key) in keys]
 
     def _catch_up(self) -> None:
         """Before planning: the target commits up to the checkpoint this batch starts from that
@@ -330,5 +352,6 @@ def _account(summary: Summary, report: BatchReport) -> None:
     summary.batches += 1
     summary.rows += report.rows
     summary.removed_rows += report.removed_rows
+    summary.replaced_rows += report.replaced_rows
     summary.skipped_known += report.plan.skipped_known
     summary.statuses.update(o.status for o in report.outcomes)

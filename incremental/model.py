@@ -138,17 +138,21 @@ class Outcome:
     reason: str = ""
     rows: int = 0
     bad_records: int = 0
+    replaced_rows: int = 0
+    """Rows of earlier versions of the object deleted with this load (--on-overwrite replace)."""
 
     def to_list(self) -> list[object]:
         o = self.obj
         return [o.bucket, o.key, o.etag, o.version_id, o.size, o.event_id, o.event_time.isoformat(),
-                o.commit_version, self.status, self.reason, self.rows, self.bad_records]
+                o.commit_version, self.status, self.reason, self.rows, self.bad_records,
+                self.replaced_rows]
 
     @classmethod
     def from_list(cls, v: list[object]) -> Outcome:
         obj = PlannedObject(str(v[0]), str(v[1]), v[2], v[3], int(v[4]),  # type: ignore[arg-type,call-overload]
                             str(v[5]), datetime.fromisoformat(str(v[6])), int(v[7]))  # type: ignore[call-overload]
-        return cls(obj, str(v[8]), str(v[9]), int(v[10]), int(v[11]))  # type: ignore[call-overload]
+        replaced = int(v[12]) if len(v) > 12 else 0  # type: ignore[call-overload]  # older commits hold 12
+        return cls(obj, str(v[8]), str(v[9]), int(v[10]), int(v[11]), replaced)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,9 @@ class Caps:
     split_removals: bool = False
     """With --on-delete remove-rows: a batch holds only creations or only removals (each commit
     then either appends or deletes rows), in changelog order."""
+    replace_overwritten: bool = False
+    """With --on-overwrite replace: a new version of an object already loaded deletes the earlier
+    versions' rows in the commit that adds its own."""
 
 
 def rows_from_records(records: Iterable[dict[str, Any]]) -> list[ChangeRow]:

@@ -145,8 +145,15 @@ class TargetPort(Protocol):
         ...
 
     def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None) -> int:
-        """Write and commit the batch's rows with the checkpoint `end`, atomically.
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
+        """Write and commit the batch's rows with the checkpoint `end`, atomically; returns the
+        version and the outcomes as recorded in the commit.
+
+        Args:
+            replace: objects whose earlier versions' rows (by _source_bucket/_source_key) are
+                deleted in the same commit, for those of them this batch loads (their outcomes
+                then count the rows deleted: `replaced_rows`).
 
         Raises:
             CommitConflict: the checkpoint is no longer `start` (another loader won); nothing of
@@ -189,6 +196,10 @@ class QuarantinePort(Protocol):
 
 class LedgerPort(Protocol):
     def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]: ...
+
+    def loaded_keys(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str]]:
+        """(bucket, key)s among `objs` with an earlier version's rows in the target."""
+        ...
 
     def last_target_version(self) -> int: ...
 

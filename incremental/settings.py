@@ -108,6 +108,13 @@ class PlanSection:
         "_source_bucket/_source_key match are deleted, in the same commit as the checkpoint "
         "(batches then hold only creations or only removals, in changelog order).",
         choices=("append-only", "remove-rows"))
+    on_overwrite: str = setting(
+        "append", "What a new version of an object already loaded does. `append`: its rows are "
+        "added and the earlier version's rows stay (the ledger records both versions). "
+        "`replace`: the earlier versions' rows (matched by _source_bucket/_source_key) are "
+        "deleted in the same commit that adds the new version's rows; a new version that is "
+        "set aside (corrupt, a schema conflict, missing) replaces nothing.",
+        choices=("append", "replace"))
 
     def validate(self) -> list[str]:
         problems = [f"--{n.replace('_', '-')}: expected at least 1, found {getattr(self, n)}"

@@ -80,7 +80,7 @@ class Parts:
             return reader
 
         p = cfg.plan
-        caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows")
+        caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows", p.on_overwrite == "replace")
         return Loader(changelog=ChangelogReader(self.changelog), store=self.store(), reader=lazy_reader,
                       target=self.target, ledger=self.ledger, caps=caps,
                       filters=Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix),

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from lakeinlet.incremental.model import (
     LOAD,
+    LOADED,
     REMOVE,
     REMOVED,
     RESET,
@@ -55,6 +57,23 @@ def removal_outcomes(objs: Sequence[PlannedObject], decided: Sequence[Outcome],
     """`decided` plus one `removed` outcome per object, with the rows its removal deletes."""
     return [*decided, *(Outcome(o, REMOVED, "ObjectRemoved: its rows were deleted",
                                 counts.get((o.bucket, o.key), 0)) for o in objs)]
+
+
+def replacing(outcomes: Sequence[Outcome], earlier: Sequence[PlannedObject]) -> list[PlannedObject]:
+    """The objects of `earlier` this batch loads (one set aside replaces nothing)."""
+    wanted = {(o.bucket, o.key) for o in earlier}
+    return [o.obj for o in outcomes if o.status == LOADED and (o.obj.bucket, o.obj.key) in wanted]
+
+
+def replaced_outcomes(outcomes: Sequence[Outcome], counts: dict[tuple[str, str], int]) -> list[Outcome]:
+    """`outcomes` with the rows each load deleted of its object's earlier versions."""
+    out = []
+    for o in outcomes:
+        n = counts.get((o.obj.bucket, o.obj.key), 0) if o.status == LOADED else 0
+        note = f"replaced {n} rows of earlier versions"
+        out.append(replace(o, reason=f"{o.reason}; {note}" if o.reason else note, replaced_rows=n)
+                   if n else o)
+    return out
 
 
 def keys_sql(objs: Sequence[PlannedObject]) -> str:

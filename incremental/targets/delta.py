@@ -104,9 +104,10 @@ class DeltaTarget:
         return found
 
     def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None) -> int:
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
         """Write the batch's rows as Parquet, then commit the files and the checkpoint `end` in
-        one transaction.
+        one transaction (with the rewrite of the files holding earlier rows of `replace`).
 
         Raises:
             CommitConflict: the checkpoint is no longer `start` (another loader committed this
@@ -123,9 +124,13 @@ class DeltaTarget:
         dt = self._ensure(batch.schema if batch.schema is not None else self._fallback_schema())
         self._check_start(start, dt)
         self._check_files(files)
+        removes: list[AddAction | RemoveAction] = []
+        if earlier := tc.replacing(outcomes, replace):
+            counts, removes, kept = self._without(dt, earlier, f"{batch_id}-kept")
+            outcomes, files = tc.replaced_outcomes(outcomes, counts), [*files, *kept]
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
-        return self._commit(dt, [_add(f) for f in files], end, meta)
+        return self._commit(dt, [*removes, *(_add(f) for f in files)], end, meta), list(outcomes)
 
     def _write(self, df: Any, batch_id: str) -> list[DataFile]:
         """Spark writes the rows under `data/<batch id>/`: a folder per attempt, so a crashed

@@ -57,6 +57,13 @@ DEFAULTS = {
     "hoodie.bloom.index.filter.type": "DYNAMIC_V0",
 }
 """lakeinlet's Hudi write options; --hudi-option overrides any of them."""
+DELETE_MARKER = "\x00lakeinlet:replaced"
+"""A value no S3 key can hold (S3 keys cannot carry NUL): rows written with it as _source_key
+are deletions (Hudi's payload delete marker), so one upsert both adds and deletes rows."""
+REPLACING = {"hoodie.payload.delete.field": "_source_key", "hoodie.payload.delete.marker": DELETE_MARKER}
+META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+                "_hoodie_partition_path", "_hoodie_file_name")
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 ARCHIVED_AFTER = 20
 """Hudi keeps at least this many commits active (hoodie.keep.min.commits); older ones are
 archived where hudi-rs does not read them."""
@@ -114,8 +121,10 @@ class HudiTarget:
         return held(self.lease, self.section.lease_wait_seconds)
 
     def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None) -> int:
-        """Write the batch's rows and the checkpoint `end` in one Hudi commit.
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
+        """Write the batch's rows and the checkpoint `end` in one Hudi commit (an upsert that
+        also deletes the earlier rows of `replace`, when there are some).
 
         Raises:
             CommitConflict: the checkpoint is no longer `start`.
@@ -126,8 +135,47 @@ class HudiTarget:
         if (now or Position(-1)) != start:
             raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
                                  "another loader committed this batch")
+        earlier = tc.replacing(outcomes, replace) if self.schema() is not None else []
+        victims = self._victims(earlier) if earlier else None
+        if victims is None:
+            meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
+            return self._write(batch.data, batch.schema, meta, self._operation()), list(outcomes)
+        victims, counts = victims
+        outcomes = tc.replaced_outcomes(outcomes, counts)
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
-        return self._write(batch.data, batch.schema, meta, self._operation())
+        rows = self._with_deletions(batch.data, victims, batch_id)
+        return self._write(rows, batch.schema, meta, "upsert", REPLACING), list(outcomes)
+
+    def _victims(self, objs: Sequence[PlannedObject]) -> tuple[Any, dict[tuple[str, str], int]] | None:
+        """The table's rows of `objs` (with Hudi's meta columns) and their count per object; None
+        when there are none."""
+        rows = self._spark().read.format("hudi").load(self.spark_uri).where(tc.keys_sql(objs))
+        counts = {(r[0], r[1]): int(r[2]) for r in
+                  rows.groupBy("_source_bucket", "_source_key").count().collect()}
+        return (rows, counts) if counts else None
+
+    def _with_deletions(self, data: Any, victims: Any, batch_id: str) -> Any:
+        """The batch's rows plus `victims` marked deleted, for one upsert: a victim's
+        _source_key becomes the delete marker (no column is added to the table). A keyed table
+        keys both sides by its record key, and a victim the batch rewrites under the same key
+        and partition is left to the upsert; a keyless table's victims keep their generated
+        keys and meta columns (Hudi looks their files up by them), and the batch's rows get
+        keys of their own (Hudi generates none in an upsert)."""
+        from pyspark.sql import functions as F
+
+        if data is None:
+            return victims.withColumn("_source_key", F.lit(DELETE_MARKER))
+        if self.section.hudi_record_key:
+            same = [*self.section.hudi_record_key.split(","), *self.partition_by]
+            victims = victims.join(data.select(*same).distinct(), same, "left_anti").drop(*META_COLUMNS)
+        else:
+            data = data.withColumn("_hoodie_record_key", F.concat(
+                F.lit(f"{batch_id}_"), F.monotonically_increasing_id().cast("string"))).withColumn(
+                "_hoodie_partition_path", _partition_path(self.partition_by))
+        victims = victims.withColumn("_source_key", F.lit(DELETE_MARKER))
+        wanted = {*data.columns, *META_COLUMNS}
+        return data.unionByName(victims.select(*(c for c in victims.columns if c in wanted)),
+                                allowMissingColumns=True)
 
     def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
                        batch_id: str, decided: Sequence[Outcome],
@@ -174,12 +222,13 @@ class HudiTarget:
     def _operation(self) -> str:
         return "upsert" if self.section.hudi_record_key else "insert"
 
-    def _write(self, data: Any, schema: pa.Schema | None, meta: dict[str, str], operation: str) -> int:
+    def _write(self, data: Any, schema: pa.Schema | None, meta: dict[str, str], operation: str,
+               extra: dict[str, str] | None = None) -> int:
         spark = self._spark()
         if data is None:
             data = empty_frame(spark, _spark_schema(self.schema() or schema or
                                                     fallback_schema(self.partition_by)))
-        options = self.options(operation) | tc.prefixed(meta)
+        options = self.options(operation) | (extra or {}) | tc.prefixed(meta)
         data.write.format("hudi").options(**options).mode("append").save(self.spark_uri)
         head = self.commits(1)
         if not head or any(head[0].meta.get(k) != v for k, v in meta.items()):
@@ -203,6 +252,16 @@ class HudiTarget:
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Nothing to do: the next Hudi writer rolls back a failed write and deletes its files."""
         return []
+
+
+def _partition_path(partition_by: Sequence[str]) -> Any:
+    """The hive-style partition path Hudi gives a row (`a=1/b=x`), as a column."""
+    from pyspark.sql import functions as F
+
+    if not partition_by:
+        return F.lit("")
+    return F.concat_ws("/", *(F.concat(F.lit(f"{c}="), F.coalesce(
+        F.col(c).cast("string"), F.lit(HIVE_DEFAULT_PARTITION))) for c in partition_by))
 
 
 def _commit(instant: Any, meta: dict[str, Any]) -> TargetCommit:

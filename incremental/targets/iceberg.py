@@ -86,16 +86,29 @@ class IcebergTarget:
         return tc.checkpoint_from(found, self.app_id, found[0].version if found else -1)
 
     def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None) -> int:
-        """Publish the batch's rows with the checkpoint `end` iff main is still at `start`.
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
+        """Publish the batch's rows with the checkpoint `end` iff main is still at `start` (after
+        deleting the earlier rows of `replace` on the staging branch: one fast-forward for both).
 
         Raises:
             CommitConflict: another loader moved main since `start` (nothing of this batch shows).
         """
         base = self._base(batch.schema, start)
+        where = None
+        if earlier := tc.replacing(outcomes, replace):
+            found = self._counts(base, tc.keys_sql(earlier))
+            outcomes, where = tc.replaced_outcomes(outcomes, found), tc.keys_sql(earlier) if found else None
         self.outcomes.put(batch_id, outcomes)
         meta = tc.load_meta(self.app_id, batch_id, start, end, None)
-        return self._publish(base, batch.data, meta, crash, check=batch.check_written)
+        return self._publish(base, batch.data, meta, crash, where, check=batch.check_written), list(outcomes)
+
+    def _counts(self, base: int, where: str) -> dict[tuple[str, str], int]:
+        """Rows per (bucket, key) matching `where` at snapshot `base`."""
+        with concurrency(self.uri):
+            branch = self._branch(base)
+        counts = branch.where(where).groupBy("_source_bucket", "_source_key").count().collect()
+        return {(r[0], r[1]): int(r[2]) for r in counts}
 
     def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
                        batch_id: str, decided: Sequence[Outcome],
@@ -104,10 +117,7 @@ class IcebergTarget:
         checkpoint; one fast-forward publishes both."""
         base = self._base(None, start)
         where = tc.keys_sql(objs)
-        with concurrency(self.uri):
-            branch = self._branch(base)
-        counts = branch.where(where).groupBy("_source_bucket", "_source_key").count().collect()
-        found = {(r[0], r[1]): int(r[2]) for r in counts}
+        found = self._counts(base, where)
         outcomes = tc.removal_outcomes(objs, decided, found)
         self.outcomes.put(batch_id, outcomes)
         meta = tc.load_meta(self.app_id, batch_id, start, end, None, REMOVE)

@@ -53,7 +53,7 @@ def lake(aws: AwsSection) -> dict[str, str]:
                 Outcome(planned(events[1], 0), LOADED, rows=7),
                 Outcome(planned(events[2], 1), CORRUPT, "no parseable record (3 malformed)")]
     target = DeltaTarget(uris["table"], aws, "lakeinlet-loader")
-    version = target.commit(NOTHING_READ, Position(-1), Position(1), "batch-1", outcomes)
+    version, _ = target.commit(NOTHING_READ, Position(-1), Position(1), "batch-1", outcomes)
     DeltaLedger(uris["ledger"], aws, "lakeinlet-loader").append(outcomes, version, "batch-1")
     target.commit_position(Position(1), Position(0), "look again")
     return uris
@@ -138,7 +138,7 @@ def load(target: DeltaTarget, ledger: DeltaLedger, start: Position, end: Positio
     parts = [rows_of(ev, ids, batch) for ev, ids in objects]
     read = ReadBatch(ArrowFrame(parts, target.fs), parts[0].schema, {}, {}, {})
     outcomes = [Outcome(planned(ev, end.complete), LOADED, rows=len(ids)) for ev, ids in objects]
-    ledger.append(outcomes, target.commit(read, start, end, batch, outcomes), batch)
+    ledger.append(outcomes, target.commit(read, start, end, batch, outcomes)[0], batch)
 
 
 def test_compaction_and_vacuum_change_no_load_batch(aws: AwsSection) -> None:

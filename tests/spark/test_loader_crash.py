@@ -11,7 +11,7 @@ import pytest
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.incremental.loader import CRASH_POINTS, Crash
-from lakeinlet.incremental.model import Outcome, Position
+from lakeinlet.incremental.model import Outcome, PlannedObject, Position
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.targets.delta_files import filesystem, list_written
 from lakeinlet.samples import make_files
@@ -58,11 +58,13 @@ class RacingTarget:
         return getattr(self.inner, name)
 
     def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Any = None) -> int:
+               outcomes: Sequence[Outcome], crash: Any = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
         if not self.waited:
             self.waited = True
             self.barrier.wait(timeout=180)
-        return int(self.inner.commit(batch, start, end, batch_id, outcomes, crash))
+        version, recorded = self.inner.commit(batch, start, end, batch_id, outcomes, crash, replace)
+        return int(version), recorded
 
 
 def test_two_loaders_at_once_commit_each_batch_once(spark: Any, aws: AwsSection) -> None:

@@ -36,7 +36,7 @@ def _outcome(key: str) -> Outcome:
 
 
 def _load(target: DeltaTarget, start: Position, end: Position, key: str) -> int:
-    return target.commit(NOTHING_READ, start, end, f"batch-{key}", [_outcome(key)])
+    return target.commit(NOTHING_READ, start, end, f"batch-{key}", [_outcome(key)])[0]
 
 
 def test_show_reports_checkpoint_and_lag(tmp_path: Path) -> None:

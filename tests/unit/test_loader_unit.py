@@ -16,7 +16,7 @@ from lakeinlet.incremental.loader import CRASH_POINTS, Crash, Loader
 from lakeinlet.incremental.model import FINAL, ChangeRow, Checkpoint, Outcome, PlannedObject, Position
 from lakeinlet.incremental.plan import Caps, rows_from_records
 from lakeinlet.incremental.ports import ObjectHead, ReadBatch
-from lakeinlet.incremental.targets.commits import removal_outcomes
+from lakeinlet.incremental.targets.commits import removal_outcomes, replaced_outcomes, replacing
 
 pytestmark = pytest.mark.unit
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -27,13 +27,15 @@ class FakeChangelog:
     versions: list[list[dict[str, Any]]] = field(default_factory=list)
 
     def add(self, *keys: str) -> None:
-        """One changelog version; a key written `-k` is an ObjectRemoved event for `k`."""
+        """One changelog version; a key written `-k` is an ObjectRemoved event for `k`, `k#2`
+        the creation of a second version of `k` (etag `etag-k#2`)."""
         v = len(self.versions)
         self.versions.append([self._row(v, i, k.lstrip("-"), k.startswith("-")) for i, k in enumerate(keys)])
 
     @staticmethod
     def _row(v: int, i: int, key: str, removed: bool) -> dict[str, Any]:
-        return {"_commit_version": v, "event_id": f"{key}-{v}-{removed}", "bucket": "b", "key": key,
+        name = key.partition("#")[0]
+        return {"_commit_version": v, "event_id": f"{key}-{v}-{removed}", "bucket": "b", "key": name,
                 "event_time": T0 + timedelta(seconds=i), "version_id": None, "sequencer": None,
                 "event_name": "ObjectRemoved:Delete" if removed else "ObjectCreated:Put",
                 "size": None if removed else 10, "etag": f"etag-{key}"}
@@ -52,7 +54,8 @@ class FakeStore:
     objects: dict[str, int]
 
     def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | None]:
-        return {(o.bucket, o.key): (ObjectHead(self.objects[o.key], f"etag-{o.key}")
+        """Each object is as its event saw it (the fakes never overwrite between event and HEAD)."""
+        return {(o.bucket, o.key): (ObjectHead(self.objects[o.key], o.etag or "")
                                     if o.key in self.objects else None) for o in objs}
 
     def list(self, bucket: str, prefix: str) -> Any:
@@ -76,13 +79,17 @@ class FakeTarget:
         return None
 
     def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Any = None) -> int:
+               outcomes: Sequence[Outcome], crash: Any = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
         if crash:
             crash("written")
         if (self.checkpoint().position or Position(-1)) != start:
             raise CommitConflict("moved")
-        self.commits.append((end, list(outcomes)))
-        return len(self.commits) - 1
+        earlier = {o.key for o in replacing(outcomes, replace)}
+        counts = {("b", k): n for k, n in loaded_rows(self).items() if k in earlier}
+        recorded = replaced_outcomes(outcomes, counts)
+        self.commits.append((end, recorded))
+        return len(self.commits) - 1, recorded
 
     def commit_position(self, start: Position | None, to: Position, reason: str, operation: str) -> int:
         self.commits.append((to, []))
@@ -116,6 +123,13 @@ class FakeLedger:
                 and v > removed.get((o.obj.bucket, o.obj.key), -1)}
         return {o.ref for o in objs if o.ref in refs}
 
+    def loaded_keys(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str]]:
+        newest: dict[tuple[str, str], str] = {}
+        for _, o in self.rows:
+            if o.status in ("loaded", "removed"):
+                newest[(o.obj.bucket, o.obj.key)] = o.status
+        return {(o.bucket, o.key) for o in objs if newest.get((o.bucket, o.key)) == "loaded"}
+
     def last_target_version(self) -> int:
         return max((v for v, _ in self.rows), default=-1)
 
@@ -135,6 +149,8 @@ def loaded_rows(target: FakeTarget) -> Counter[str]:
     present: Counter[str] = Counter()
     for _, outs in target.commits:
         for o in outs:
+            if o.replaced_rows:  # --on-overwrite replace: the earlier versions' rows are gone
+                present.pop(o.obj.key, None)
             if o.status == "loaded" and o.rows:
                 present[o.obj.key] += 1
             elif o.status == "removed":
@@ -229,3 +245,28 @@ def test_append_only_keeps_rows_of_removed_objects() -> None:
     make(changelog, target, ledger).drain()
     assert loaded_rows(target) == {"b": 1}  # newest event of a is its removal: nothing to load
     assert {o.obj.key: o.status for _, o in ledger.rows} == {"a": "filtered", "b": "loaded"}
+
+
+@pytest.mark.parametrize("crash_at", [None, "committed"])
+def test_replace_deletes_earlier_rows_even_when_the_ledger_lags_the_target(crash_at: str | None) -> None:
+    """--on-overwrite replace: the load of a's second version deletes the first's rows, also when
+    the first's commit is not in the ledger yet (its loader died after committing)."""
+    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    caps = Caps(10, 10**6, replace_overwritten=True)
+    changelog.add("a", "b")
+    with pytest.raises(Crash) if crash_at else nullcontext():
+        make(changelog, target, ledger, caps=caps, crash_at=crash_at).drain()
+    assert ledger.last_target_version() == (-1 if crash_at else 0)
+    changelog.add("a#2")
+    make(changelog, target, ledger, caps=caps).drain()
+    assert loaded_rows(target) == {"a": 1, "b": 1}
+    assert [(o.obj.etag, o.replaced_rows) for _, o in ledger.rows if o.obj.key == "a"] == [
+        ("etag-a", 0), ("etag-a#2", 1)]
+
+
+def test_append_keeps_the_earlier_versions_rows() -> None:
+    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog.add("a", "b")
+    changelog.add("a#2")
+    make(changelog, target, ledger, caps=Caps(1, 10**6)).drain()
+    assert loaded_rows(target) == {"a": 2, "b": 1}
