@@ -41,8 +41,8 @@ def show(target: TargetPort, changelog: DeltaChangelog, now: datetime | None = N
     """The checkpoint, the changelog versions after it (time, events) and the lag."""
     cp = target.checkpoint()
     pos = cp.position or Position(-1)
-    pending = tuple(changelog.commits(after=pos.complete))
     head = changelog.head_version()
+    pending = tuple(between(changelog, pos.complete, head)[0])
     events = sum(c.rows for c in pending) - pos.offset
     now = now or datetime.now(UTC)
     lag_s = (now - pending[0].timestamp).total_seconds() if pending else 0.0
@@ -56,15 +56,24 @@ class ResetPlan:
     reread: tuple[CommitInfo, ...]
     skipped: tuple[CommitInfo, ...]
     already_applied: int | None
+    unreadable: tuple[int, ...] = ()
+    """Versions the reset re-reads or skips whose commit could not be read (its commit file is
+    gone, e.g. log cleanup): they are still moved over, but how many events they hold is unknown."""
 
     def lines(self) -> list[str]:
         out = [f"reset checkpoint {self.current if self.current else 'none'} → {self.to}"]
         if self.already_applied is not None:
             return [*out, f"already applied in target version {self.already_applied}: nothing to do"]
-        for c in self.reread:
-            out.append(f"  re-read version {c.version} ({c.rows} events; objects already loaded are skipped)")
-        for c in self.skipped:
-            out.append(f"  SKIP version {c.version} ({c.rows} events will not be loaded)")
+        cur = (self.current or Position(-1)).complete
+        known = {c.version: c for c in (*self.reread, *self.skipped)}
+        for v in sorted({*known, *self.unreadable}):
+            c = known.get(v)
+            events = f"{c.rows} events" if c else "events unknown: its commit is not readable"
+            out.append(f"  re-read version {v} ({events}; objects already loaded are skipped)" if v <= cur
+                       else f"  SKIP version {v} ({events}{'' if c else ';'} will not be loaded)")
+        if self.unreadable:
+            out.append(f"  {len(self.unreadable)} of these versions have no readable commit (commit "
+                       "file gone, e.g. log cleanup): they are listed, but their events are unknown")
         return out
 
 
@@ -97,10 +106,43 @@ def resolve(changelog: DeltaChangelog, to_version: int | None, to_time: datetime
 def plan_reset(target: TargetPort, changelog: DeltaChangelog, to: Position, reason: str) -> ResetPlan:
     current = target.checkpoint().position
     cur = current or Position(-1)
-    commits = changelog.commits()
-    reread = tuple(c for c in commits if to.complete < c.version <= cur.complete)
-    skipped = tuple(c for c in commits if cur.complete < c.version <= to.complete)
-    return ResetPlan(current, to, reread, skipped, _applied(target, to, reason))
+    low, high = sorted((to.complete, cur.complete))
+    # The versions a reset moves over are the integers between the two positions, whatever the
+    # log says: the commits only add their time and event counts, so one that cannot be read is
+    # named as such instead of dropped from the list.
+    commits, unreadable = between(changelog, low, high)
+    reread = tuple(c for c in commits if c.version <= cur.complete)
+    skipped = tuple(c for c in commits if c.version > cur.complete)
+    return ResetPlan(current, to, reread, skipped, _applied(target, to, reason), unreadable)
+
+
+TRIES = 3
+"""Reads of a range of commits while the changelog's head keeps moving (see `between`)."""
+
+
+def between(changelog: DeltaChangelog, after: int, until: int) -> tuple[list[CommitInfo], tuple[int, ...]]:
+    """The commits of versions `after+1 .. until`, oldest first, and the versions among them
+    whose commit could not be read.
+
+    Asked with a limit, the changelog reads the commit files by their names (a version is its
+    file's name). Without one it asks delta-rs's history, which numbers the commit infos it lists
+    downwards from the version of the table it has open, while it lists every commit file there
+    is: a poller's commit landing between the two shifts every number by one (version 0's info
+    then goes by -1 and is dropped, version N shows N+1's events). The history is still what
+    answers when the first commit file of the range is gone, so that read is repeated while the
+    head moves under it.
+    """
+    if until <= after:
+        return [], ()
+    found: dict[int, CommitInfo] = {}
+    for _ in range(TRIES):
+        head = changelog.head_version()
+        found = {c.version: c for c in changelog.commits(after=after, limit=until - after)
+                 if after < c.version <= until}
+        if changelog.head_version() == head:
+            break
+    missing = tuple(v for v in range(after + 1, until + 1) if v not in found)
+    return [found[v] for v in sorted(found)], missing
 
 
 def _applied(target: TargetPort, to: Position, reason: str) -> int | None:
