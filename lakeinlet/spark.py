@@ -25,6 +25,8 @@ log = logging.getLogger("lakeinlet.spark")
 LOG_LEVELS = ("ERROR", "WARN", "INFO", "DEBUG")
 REQUIRED_CLASSES = {"s3a": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "the s3a connector")}
 """Per jar group: a class that proves the group is on Spark's classpath, and what it is."""
+HUDI_JOL = "org.apache.hudi.org.openjdk.jol.vm.VM"
+"""The object-layout library (JOL) Hudi's bundle shades and sizes records with."""
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,45 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
     session.sparkContext.setLogLevel(section.spark_log_level)
     wanted = dict(required or {g: REQUIRED_CLASSES[g] for g in groups if g in REQUIRED_CLASSES})
     check_classes(session, wanted, submitted, section.jars)
+    if "hudi" in groups:
+        settle_object_sizes(session._jvm)
     return session
+
+
+def settle_object_sizes(jvm: Any) -> str:
+    """Start Hudi's JOL in this JVM with its console output held back; returns what it printed
+    (also logged at DEBUG).
+
+    Hudi sizes a merge's records with JOL, whose first use in a JVM tries to attach an agent and
+    the HotSpot Serviceability Agent to that JVM and, both refused to an unprivileged process,
+    prints two "# WARNING: Unable to ..." lines with System.out.println: past log4j, so
+    `--spark-log-level ERROR` does not hold them, and onto the user's stdout in local mode (the
+    executors run in the driver's JVM). No JVM option quiets both: JOL 0.16, the one Hudi's
+    bundle shades, prints its Serviceability Agent line even when `-Djol.skipHotspotSAAttach`
+    skips the attach, and `-Djdk.attach.allowAttachSelf` trades the agent line for a dynamic
+    agent load (a JVM warning of its own from Java 21 on). JOL keeps the VM it detects for the
+    JVM's life, so detecting it once here, System.out held, leaves nothing to print later. The
+    Serviceability Agent attach is skipped unless the user set the property: it refines object
+    addresses, not the sizes Hudi asks for, and sensing it delays every start. A cluster's
+    executors still print the lines, to their own stdout logs.
+    """
+    if not _loadable(jvm, HUDI_JOL):
+        return ""
+    system = jvm.java.lang.System
+    if system.getProperty("jol.skipHotspotSAAttach") is None:
+        system.setProperty("jol.skipHotspotSAAttach", "true")
+    held, console = jvm.java.io.ByteArrayOutputStream(), system.out
+    system.setOut(jvm.java.io.PrintStream(held, True))
+    try:
+        jvm.org.apache.hudi.org.openjdk.jol.vm.VM.current()
+    except Exception as exc:  # py4j wraps whatever JOL throws; Hudi then meets it itself
+        log.debug("JOL did not start: %s", exc)
+    finally:
+        system.setOut(console)
+    printed = str(held.toString()).strip()
+    if printed:
+        log.debug("JOL (Hudi's record sizes) printed: %s", printed)
+    return printed
 
 
 def _gateway_jvm() -> Any:
