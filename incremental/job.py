@@ -215,7 +215,8 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
         view = ck.show(parts.target, parts.changelog)
         if args.json:
             pos = view.checkpoint.position
-            print(json.dumps({"checkpoint": str(pos) if pos else None, "head": view.head,
+            numbers = pos.fields() if pos else {"complete": None, "offset": None}
+            print(json.dumps({"checkpoint": str(pos) if pos else None, **numbers, "head": view.head,
                               "lag_versions": view.lag_versions, "lag_events": view.lag_events,
                               "lag_seconds": view.lag_seconds,
                               "pending": [{"version": c.version, "committed_at": c.timestamp.isoformat(),

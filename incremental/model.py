@@ -37,7 +37,15 @@ class Position:
         return cls(int(doc["complete"]), int(doc.get("offset", 0)))
 
     def __str__(self) -> str:
-        return f"{self.complete}" + (f"+{self.offset}" if self.offset else "")
+        """What users read (README, "Positions"): `3` (through version 3), `4@8` (through version
+        3 and the first 8 rows of version 4), `start` (nothing consumed)."""
+        if self.offset:
+            return f"{self.complete + 1}@{self.offset}"
+        return "start" if self.complete < 0 else str(self.complete)
+
+    def fields(self) -> dict[str, int]:
+        """The numbers, for machine-readable output (`checkpoint show --json`)."""
+        return {"complete": self.complete, "offset": self.offset}
 
 
 @dataclass(frozen=True)

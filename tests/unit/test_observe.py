@@ -61,8 +61,8 @@ def test_load_batches_from_recorded_commits() -> None:
     assert frame["data_files"].tolist() == [2, 2, 2, 1]
     assert frame["data_bytes"].tolist() == [6859, 6781, 6879, 3354]
     assert frame["data_bytes"].sum() == 3432 + 3427 + 3427 + 3354 + 3445 + 3434 + 3354  # its add actions
-    assert frame["start"].tolist() == ["-1", "0+1", "1+1", "2+2"]
-    assert frame["position"].tolist() == ["0+1", "1+1", "2+2", "3"]
+    assert frame["start"].tolist() == ["start", "1@1", "2@1", "3@2"]
+    assert frame["position"].tolist() == ["1@1", "2@1", "3@2", "3"]
     assert str(frame["timestamp"].dt.tz) == "UTC"
 
 
@@ -86,8 +86,8 @@ def test_every_format_gives_the_same_batches_after_compaction(fmt: str) -> None:
     assert frame[["objects", "loaded", "not_loaded", "rows"]].values.tolist() == \
         [[2, 2, 0, 10], [2, 2, 0, 10], [1, 0, 1, 0], [0, 0, 0, 0]]
     assert frame["source_bytes"].tolist() == [430 + 460, 460 + 464, 36, 0]  # the sample files, broken.jsonl
-    assert (frame["start"].tolist(), frame["position"].tolist()) == (["-1", "-1+2", "0+1", "1"],
-                                                                     ["-1+2", "0+1", "1", "0"])
+    assert (frame["start"].tolist(), frame["position"].tolist()) == (["start", "0@2", "1@1", "1"],
+                                                                     ["0@2", "1@1", "1", "0"])
     assert (frame["data_files"].tolist(), frame["data_bytes"].tolist()) == (files, size)
     assert frame["reason"].tolist() == ["", "", "", "look again"]
     assert observe.batches_from_commits(commits, {})["objects"].sum() == 0  # outcomes come from the port
