@@ -230,9 +230,14 @@ class DeltaTarget:
         keep = df.where(df["_path"].isin(sorted(paths))).where(f"NOT ({tc.keys_sql(objs)})").drop("_path")
         now = int(datetime.now(UTC).timestamp() * 1000)
         jpath = spark._jvm.org.apache.hadoop.fs.Path  # Spark's _metadata.file_path is this form
+        root = jpath(self.spark_uri)  # qualified: a relative local table is read as file:/<abs>
+        base = root.getFileSystem(spark._jsc.hadoopConfiguration()).makeQualified(root).toUri().toString()
         removes: list[AddAction | RemoveAction] = [
             RemoveAction(a["path"], True, now, a["size_bytes"], _partition_values(a, self.partition_by))
-            for a in actions if jpath(f"{self.spark_uri}/{a['path']}").toUri().toString() in paths]
+            for a in actions if jpath(f"{base}/{a['path']}").toUri().toString() in paths]
+        if len(removes) != len(paths):  # rewriting without removing would duplicate the kept rows
+            raise TerminalError(f"{self.uri}: {len(paths)} files hold rows to delete but "
+                                f"{len(removes)} of them match the log's paths (first: {min(paths)})")
         return counts, removes, self._write(keep, batch_id)
 
     def commit_position(self, start: Position | None, to: Position, reason: str,

@@ -4,9 +4,11 @@ version's (`append`) or takes their place in the same commit (`replace`), on eve
 from __future__ import annotations
 
 import io
+import os
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -14,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.events import ObjectEvent
 from lakeinlet.incremental.targets.hudi_settings import HudiSection
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 
@@ -82,3 +85,27 @@ def test_hudi_keyed_replace_deletes_only_keys_the_new_version_does_not_rewrite(
     assert lineage(target_rows(p)) == {("a.parquet", 1, "new"): 1, ("a.parquet", 9, "x"): 1,
                                        ("b.parquet", 3, "x"): 1}
     assert summary.replaced_rows == 2
+
+
+@pytest.mark.parametrize("how", ["replace", "remove-rows"])
+def test_a_delta_table_at_a_relative_local_path_loses_the_rows_it_should(
+        spark: Any, aws: AwsSection, tmp_path: Path, how: str) -> None:
+    """The README runs its loader on `./lake/orders`: the files holding rows to delete are found
+    there too (Spark names them file:/<absolute path>), not rewritten beside the originals. (The
+    path is relative to the working folder, which the test's JVM cannot change.)"""
+    landing, lake, s3 = new_lake(aws)
+    table = os.path.relpath(tmp_path / "orders")
+    cfg = make_config(aws, lake, table=table, on_overwrite="replace", on_delete=how.replace(
+        "replace", "append-only"))
+    p = parts(cfg, spark)
+    record(p.changelog, [put(s3, landing, "a.parquet", parquet((1, "x"), (2, "y"))),
+                         put(s3, landing, "b.parquet", parquet((3, "x")))])
+    p.loader().drain()
+    if how == "replace":
+        record(p.changelog, [put(s3, landing, "a.parquet", parquet((4, "z")))])
+    else:
+        s3.delete_object(Bucket=landing, Key="a.parquet")
+        record(p.changelog, [ObjectEvent(landing, "a.parquet", "ObjectRemoved:Delete", datetime.now(UTC))])
+    p.loader().drain()
+    expected = {("b.parquet", 3, "x"): 1} | ({("a.parquet", 4, "z"): 1} if how == "replace" else {})
+    assert lineage(target_rows(p)) == expected
