@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from lakeinlet.events import NULL_VERSION
+
 CHECKPOINT_FORMAT = 1
 LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE = "loaded", "missing", "corrupt", "filtered", "too_large"
 SCHEMA_CONFLICT, REMOVED = "schema_conflict", "removed"
@@ -129,8 +131,10 @@ class PlannedObject:
 
     @property
     def identity(self) -> str:
-        """Object version identity: version id, else etag (unquoted), else the event id."""
-        return self.version_id or (self.etag or "").strip('"') or self.event_id
+        """Object version identity: version id, else etag (unquoted), else the event id. S3's
+        "null" version id is no version (changelog rows written before the poller dropped it)."""
+        version = None if self.version_id == NULL_VERSION else self.version_id
+        return version or (self.etag or "").strip('"') or self.event_id
 
     @property
     def ref(self) -> tuple[str, str, str]:

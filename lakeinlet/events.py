@@ -13,6 +13,10 @@ CREATED = "ObjectCreated"
 REMOVED = "ObjectRemoved"
 
 
+NULL_VERSION = "null"
+"""The version id S3 gives objects written while a bucket's versioning is off or suspended: no
+version at all (every such PUT of a key carries it)."""
+
 @dataclass(frozen=True)
 class ObjectEvent:
     """One S3 object event, decoded from whichever envelope carried it.

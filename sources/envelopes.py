@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from lakeinlet.errors import EnvelopeError
-from lakeinlet.events import ObjectEvent
+from lakeinlet.events import NULL_VERSION, ObjectEvent
 
 TEST_EVENT = "s3:TestEvent"
 EVENTBRIDGE_CREATED = {"PutObject": "Put", "CopyObject": "Copy", "PostObject": "Post",
@@ -60,7 +60,7 @@ def _s3_notification(doc: Any, kind: str, message_id: str) -> Envelope:
     if isinstance(doc, dict) and doc.get("Event") == TEST_EVENT:
         return Envelope(kind, ())
     records = doc.get("Records") if isinstance(doc, dict) else None
-    if not isinstance(records, list) or not records:
+    if not isinstance(records, list):
         found = sorted(doc)[:6] if isinstance(doc, dict) else type(doc).__name__
         raise EnvelopeError(f"message {message_id}: expected an S3 event (`Records`, an SNS "
                             f"notification or an EventBridge event), found {found}")
@@ -76,7 +76,7 @@ def _record(rec: Any, kind: str, message_id: str) -> ObjectEvent:
             bucket=str(rec["s3"]["bucket"]["name"]), key=unquote_plus(str(obj["key"])),
             event_name=str(rec["eventName"]).removeprefix("s3:"),
             event_time=_time(rec["eventTime"]), size=_int(obj.get("size")), etag=obj.get("eTag"),
-            version_id=obj.get("versionId") or None, sequencer=obj.get("sequencer") or None,
+            version_id=_version(obj.get("versionId")), sequencer=obj.get("sequencer") or None,
             region=rec.get("awsRegion") or None, envelope=kind)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EnvelopeError(f"message {message_id}: S3 record without a valid {exc}") from exc
@@ -89,7 +89,7 @@ def _eventbridge(doc: dict[str, Any], message_id: str) -> ObjectEvent:
             bucket=str(detail["bucket"]["name"]), key=str(obj["key"]),
             event_name=_eventbridge_name(str(doc["detail-type"]), detail),
             event_time=_time(doc["time"]), size=_int(obj.get("size")), etag=obj.get("etag"),
-            version_id=obj.get("version-id") or None, sequencer=obj.get("sequencer") or None,
+            version_id=_version(obj.get("version-id")), sequencer=obj.get("sequencer") or None,
             region=doc.get("region") or None, envelope="eventbridge")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EnvelopeError(f"message {message_id}: EventBridge S3 event without a valid {exc}") from exc
@@ -102,6 +102,12 @@ def _eventbridge_name(detail_type: str, detail: dict[str, Any]) -> str:
     if detail_type == "Object Deleted":
         return "ObjectRemoved:" + EVENTBRIDGE_DELETED.get(str(detail.get("deletion-type")), "Delete")
     return "EventBridge:" + detail_type.replace(" ", "")
+
+
+def _version(value: Any) -> str | None:
+    """An object's version id, None for none (NULL_VERSION is none: two PUTs of one key while
+    versioning is suspended both carry it, and must not share an event id)."""
+    return None if not value or value == NULL_VERSION else str(value)
 
 
 def _time(text: Any) -> datetime:

@@ -47,6 +47,21 @@ def test_test_events_parse_to_no_events(name: str) -> None:
     assert parse(body(name)).events == ()
 
 
+def test_records_empty_is_a_notification_with_no_events() -> None:
+    """AWS's SDK readers take `{"Records": []}` as no events, not a poison message for the DLQ."""
+    assert parse(body("s3_records_empty.json"), "m1").events == ()
+
+
+def test_the_null_version_of_unversioned_puts_is_no_version() -> None:
+    """Two PUTs of one key while versioning is suspended both say versionId "null": they are two
+    events (their ids differ), and the loader tells the objects apart by etag."""
+    first, second = parse(body("s3_null_version_two_puts.json")).events
+    assert (first.version_id, second.version_id) == (None, None)
+    assert first.event_id != second.event_id
+    (eb,) = parse(body("eventbridge_null_version.json")).events
+    assert eb.version_id is None
+
+
 def test_object_removed_has_no_size_or_etag() -> None:
     (ev,) = parse(body("s3_removed.json")).events
     assert ev.is_removed and ev.event_name == "ObjectRemoved:Delete"
