@@ -157,9 +157,14 @@ class DeltaChangelog:
         return sorted(out, key=lambda c: c.version)[:limit]
 
     def version_at(self, when: datetime) -> int:
-        """The newest version committed at or before `when` (-1 if none): resolves --to-time."""
+        """The newest version committed at or before `when` (-1 if none): resolves --to-time.
+        Commits are read by file name up to the head (delta-rs history numbers the files it
+        lists from the version it opened, so one committed meanwhile shifts every label)."""
+        dt = self.table()
+        if dt is None:
+            return -1
         best = -1
-        for c in self.commits():
+        for c in self.commits(-1, int(dt.version()) + 1):
             if c.timestamp <= when:
                 best = c.version
         return best

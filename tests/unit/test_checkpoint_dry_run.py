@@ -3,6 +3,7 @@ one really holds, or says which it cannot read (delta-rs only, no Spark)."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -83,3 +84,17 @@ def test_skipping_forward_names_every_skipped_version(tmp_path: Path) -> None:
     assert [(c.version, c.rows) for c in plan.skipped] == [(1, 2), (2, 3)] and not plan.reread
     assert plan.lines()[1:] == ["  SKIP version 1 (2 events will not be loaded)",
                                 "  SKIP version 2 (3 events will not be loaded)"]
+
+
+def test_to_time_resolves_against_versions_read_by_file_name(tmp_path: Path) -> None:
+    """`--to-time` between versions 0 and 1 while a poller commits version 1 after the changelog
+    was opened: version 0, not -1 (history would label version 1's commit as 0)."""
+    cl = DeltaChangelog(str(tmp_path / "changelog"))
+    _append(cl, 0, 2)
+    opened = cl.table()
+    assert opened is not None
+    between = datetime.now(UTC)
+    time.sleep(0.01)
+    _append(DeltaChangelog(cl.uri), 1, 1)
+    cl.table = lambda version=None: opened if version is None else DeltaTable(cl.uri, version=version)  # type: ignore[method-assign]
+    assert cl.version_at(between) == 0
