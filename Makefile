@@ -34,11 +34,11 @@ jars: install
 # The runtime groups: the README's "Running the jobs" block loads Delta and Hudi tables after it.
 demo: install
 	$(BIN)/lakeinlet jars --dest $(JARS) --only s3a --only hudi --only iceberg
-	$(BIN)/python -m lakeinlet.demo
+	$(BIN)/python -m lakeinlet.dev.demo
 
 lint: install
-	$(BIN)/ruff check lakeinlet sources incremental tests bench
-	$(BIN)/mypy lakeinlet sources incremental
+	$(BIN)/ruff check lakeinlet sources incremental chaos tests bench
+	$(BIN)/mypy lakeinlet sources incremental chaos
 
 $(TOOLS)/bin/checkov:
 	$(PYTHON) -m venv $(TOOLS)
@@ -73,8 +73,8 @@ SEED    ?= 1
 RUNS    ?= 3
 MINUTES ?= 19
 chaos: install jars
-	$(BIN)/python -m lakeinlet.faults ensure >/dev/null
-	$(BIN)/python -m lakeinlet.faults.campaign --seed $(SEED) --runs $(RUNS) --minutes $(MINUTES)
+	$(BIN)/python -m chaos ensure >/dev/null
+	$(BIN)/python -m chaos.campaign --seed $(SEED) --runs $(RUNS) --minutes $(MINUTES)
 
 docs: install
 	$(BIN)/lakeinlet config-reference --update README.md

@@ -10,10 +10,6 @@ from pathlib import Path
 
 from setuptools import find_packages, setup
 
-HARNESS = ("lakeinlet.faults",)
-"""Test-only packages (fault injection for tests, bench and `make chaos`): nothing that ships imports them."""
-
-
 def discovered() -> list[str]:
     """Each mapped package and every package below its folder, named under it; a subfolder of
     `incremental/` is `lakeinlet.incremental.<sub>`, never a top-level package."""
@@ -21,7 +17,7 @@ def discovered() -> list[str]:
     found: list[str] = []
     for package, folder in pyproject["tool"]["setuptools"]["package-dir"].items():
         found += [package, *(f"{package}.{sub}" for sub in find_packages(folder))]
-    return sorted(p for p in found if not any(p == h or p.startswith(h + ".") for h in HARNESS))
+    return sorted(found)
 
 
 setup(packages=discovered())

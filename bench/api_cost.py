@@ -27,15 +27,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from chaos.jobs import job_env  # noqa: E402
+from chaos.observed import queue_left  # noqa: E402
+from chaos.plan import FaultPlan  # noqa: E402
+from chaos.proxy import FaultProxy  # noqa: E402
 from lakeinlet.aws import AwsSection, client  # noqa: E402
 from lakeinlet.committers import default_committer_conf, s3a_committer_conf  # noqa: E402
-from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, Stack, provision  # noqa: E402
-from lakeinlet.faults.jobs import job_env  # noqa: E402
-from lakeinlet.faults.observed import queue_left  # noqa: E402
-from lakeinlet.faults.plan import FaultPlan  # noqa: E402
-from lakeinlet.faults.proxy import FaultProxy  # noqa: E402
-from lakeinlet.incremental.targets.delta_files import hidden  # noqa: E402
-from lakeinlet.samples import SCHEMA_DDL, SampleFile, make_files  # noqa: E402
+from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer, Stack, provision  # noqa: E402
+from lakeinlet.dev.samples import SCHEMA_DDL, SampleFile, make_files  # noqa: E402
+from lakeinlet.incremental.targets.delta.files import hidden  # noqa: E402
 
 # us-east-1 list prices in USD (AWS pricing pages for SQS and S3 Standard), per request:
 SQS_REQUEST = 0.40 / 1_000_000  # standard queue, beyond the free tier (a request is ≤ 64 KiB)

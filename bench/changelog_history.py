@@ -23,15 +23,15 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.changelog import TABLE_PROPERTIES, DeltaChangelog, changelog_table
+from lakeinlet.changelog.blind_append import DeltaAppender, LogState
+from lakeinlet.changelog.log_store import LocalStore
+from lakeinlet.changelog.maintain import storage
+from lakeinlet.changelog.reader import TABLE_PROPERTIES, DeltaChangelog, changelog_table
 from lakeinlet.events import CHANGELOG_PARTITION_BY, ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.changelog_reader import ChangelogReader
 from lakeinlet.incremental.model import START, Position
-from lakeinlet.incremental.targets.delta import DeltaTarget
-from lakeinlet.sources.delta_append import DeltaAppender, LogState
+from lakeinlet.incremental.targets.delta.target import DeltaTarget
 from lakeinlet.sources.job import main as poll_main
-from lakeinlet.sources.log_store import LocalStore
-from lakeinlet.sources.maintain import storage
 
 TAIL = 10
 """Versions after the loader's checkpoint: a loader that keeps up reads a few at a time."""

@@ -27,8 +27,8 @@ from typing import Any
 from loader_common import ROOT
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, provision
-from lakeinlet.samples import make_files
+from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer, provision
+from lakeinlet.dev.samples import make_files
 
 BIN = Path(sys.executable).parent
 
@@ -46,7 +46,7 @@ def jobs(stack: Any, table: str, fmt: str, catalog: str, logs: Path) -> list[sub
 
 def watch(target: Any, seen: dict[str, float], stop: threading.Event) -> None:
     """Poll the target with the format's non-Spark reader; note each key's first appearance."""
-    from lakeinlet.observe import target_rows
+    from lakeinlet.observe.frames import target_rows
 
     while not stop.wait(0.5):
         try:

@@ -37,10 +37,10 @@ sys.path.insert(0, str(ROOT))
 from pyspark.sql import Observation, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
-from lakeinlet.incremental import spark_reader  # noqa: E402
+from lakeinlet.dev.samples import SCHEMA_DDL  # noqa: E402
 from lakeinlet.incremental.model import PlannedObject  # noqa: E402
+from lakeinlet.incremental.read import reader as spark_reader  # noqa: E402
 from lakeinlet.incremental.settings import ReadSection  # noqa: E402
-from lakeinlet.samples import SCHEMA_DDL  # noqa: E402
 
 CONSTANTS = {"_source_bucket": "land-0123abcd", "_source_key": "parquet/part-00000.parquet",
              "_source_etag": "0123456789abcdef0123456789abcdef",

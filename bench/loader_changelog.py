@@ -17,7 +17,7 @@ from typing import Any
 from loader_common import bucket, stack
 
 from lakeinlet.aws import client
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.changelog_reader import ChangelogReader
 from lakeinlet.incremental.model import Position

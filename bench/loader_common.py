@@ -17,13 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lakeinlet.aws import AwsSection, client  # noqa: E402
-from lakeinlet.changelog import DeltaChangelog  # noqa: E402
-from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer  # noqa: E402
+from lakeinlet.changelog.reader import DeltaChangelog  # noqa: E402
+from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer  # noqa: E402
+from lakeinlet.dev.samples import SCHEMA_DDL  # noqa: E402
 from lakeinlet.events import ObjectEvent, ReceivedEvent  # noqa: E402
 from lakeinlet.incremental.settings import LoaderConfig, PlanSection, ReadSection, TablesSection  # noqa: E402
 from lakeinlet.incremental.targets import SparkNeeds, every_format  # noqa: E402
-from lakeinlet.incremental.targets.iceberg_catalog import IcebergSection  # noqa: E402
-from lakeinlet.samples import SCHEMA_DDL  # noqa: E402
+from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection  # noqa: E402
 from lakeinlet.spark import SparkSection, get_session  # noqa: E402
 
 

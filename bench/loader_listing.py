@@ -16,8 +16,8 @@ import tempfile
 
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.wiring import build
-from lakeinlet.samples import SCHEMA_DDL, make_files
 
 
 def stream_once(spark, src: str, out: str, checkpoint: str) -> float:  # type: ignore[no-untyped-def]

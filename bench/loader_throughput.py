@@ -22,9 +22,9 @@ from unittest.mock import patch
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 from pyspark.sql import functions as F
 
-from lakeinlet.incremental import spark_reader
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files
+from lakeinlet.incremental.read import reader as spark_reader
 from lakeinlet.incremental.wiring import build
-from lakeinlet.samples import SCHEMA_DDL, make_files
 
 LINEAGE_CONSTANTS = {"_source_bucket": "land-0123abcd", "_source_key": "parquet/part-00000.parquet",
                      "_source_etag": "0123456789abcdef0123456789abcdef",

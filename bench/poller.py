@@ -32,8 +32,8 @@ from _localstack import LocalStack, venv_or_skip  # noqa: E402
 from _source_common import WORK, NullChangelog, bodies, cpu_seconds, load, median, peak_rss_mb  # noqa: E402
 
 from lakeinlet.aws import AwsSection, client  # noqa: E402
-from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, free_port  # noqa: E402
-from lakeinlet.sources.changelog_writer import OpenDeltaChangelog  # noqa: E402
+from lakeinlet.changelog.writer import OpenDeltaChangelog  # noqa: E402
+from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer, free_port  # noqa: E402
 from lakeinlet.sources.memory import InMemoryQueue  # noqa: E402
 from lakeinlet.sources.poller import Poller, PollerSettings  # noqa: E402
 from lakeinlet.sources.ports import EntryFailure, Message, Queue  # noqa: E402

@@ -30,8 +30,8 @@ from _source_common import WORK, bodies, load  # noqa: E402
 from poller import bare_loop, send_all  # noqa: E402
 
 from lakeinlet.aws import AwsSection, client  # noqa: E402
-from lakeinlet.changelog import DeltaChangelog  # noqa: E402
-from lakeinlet.emulator import TEST_CREDENTIALS, free_port  # noqa: E402
+from lakeinlet.changelog.reader import DeltaChangelog  # noqa: E402
+from lakeinlet.dev.emulator import TEST_CREDENTIALS, free_port  # noqa: E402
 
 POLL = Path(sys.executable).parent / "lakeinlet-poll"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.incremental.model import ChangeRow, Position
 from lakeinlet.incremental.plan import rows_from_records
 

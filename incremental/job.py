@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from lakeinlet import add_version_flag, logs
 from lakeinlet.config import add_arguments, resolve
 from lakeinlet.errors import ConfigError, TerminalError
-from lakeinlet.incremental import backfill as bf
-from lakeinlet.incremental import checkpoint as ck
+from lakeinlet.incremental.commands import backfill as bf
+from lakeinlet.incremental.commands import checkpoint as ck
+from lakeinlet.incremental.commands.status import status_lines
 from lakeinlet.incremental.loader import BatchReport, Summary
 from lakeinlet.incremental.settings import LoaderConfig
-from lakeinlet.incremental.status import status_lines
 from lakeinlet.incremental.wiring import Parts, build
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals

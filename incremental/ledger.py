@@ -16,9 +16,10 @@ from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import CommitProperties, Transaction
 
-from lakeinlet.aws import AwsSection, delta_uri, storage_options
+from lakeinlet.aws import AwsSection
 from lakeinlet.delta_io import LatestTable
 from lakeinlet.incremental.model import FINAL, LOADED, REMOVED, Outcome, PlannedObject
+from lakeinlet.storage import delta_uri, storage_options
 
 _TS = pa.timestamp("us", tz="UTC")
 LEDGER_SCHEMA = pa.schema([

@@ -16,9 +16,10 @@ from deltalake import DeltaTable
 from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
-from lakeinlet.aws import AwsSection, delta_uri, spark_uri, storage_options
+from lakeinlet.aws import AwsSection
 from lakeinlet.delta_io import LatestTable
-from lakeinlet.incremental.targets.delta_files import data_files, filesystem
+from lakeinlet.incremental.targets.delta.files import data_files
+from lakeinlet.storage import delta_uri, filesystem, spark_uri, storage_options
 
 QUARANTINE_SCHEMA = pa.schema([
     ("_source_bucket", pa.string()), ("_source_key", pa.string()), ("_source_etag", pa.string()),
@@ -52,7 +53,7 @@ class DeltaQuarantine:
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Staged records of batches that never committed, older than the retention."""
-        from lakeinlet.incremental.targets.delta import vacuum_table
+        from lakeinlet.incremental.targets.delta.target import vacuum_table
 
         return vacuum_table(self.table(), retention_hours, dry_run)
 

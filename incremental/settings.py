@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
-from lakeinlet.incremental.targets.hudi_settings import HudiSection
-from lakeinlet.incremental.targets.iceberg_catalog import IcebergSection
+from lakeinlet.incremental.targets.hudi.settings import HudiSection
+from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 from lakeinlet.logs import LogSection
 from lakeinlet.spark import SparkSection
 

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.incremental.changelog_reader import ChangelogReader
 from lakeinlet.incremental.ledger import DeltaLedger
 from lakeinlet.incremental.loader import Loader
@@ -65,7 +65,7 @@ class Parts:
         return self._store
 
     def reader(self) -> Any:
-        from lakeinlet.incremental.spark_reader import SparkReader
+        from lakeinlet.incremental.read.reader import SparkReader
 
         return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
                            footers=self.store().footers)

@@ -1,4 +1,4 @@
-"""boto3 clients and delta-rs storage options built from configuration, never from code.
+"""boto3 clients built from configuration, never from code.
 
 Endpoints, region and credentials come from configuration or the AWS default chain; botocore's
 own retry mode handles throttling (no retries are stacked on top of it here).
@@ -6,7 +6,6 @@ own retry mode handles throttling (no retries are stacked on top of it here).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -57,43 +56,3 @@ def _keep_alive(request: Any, **_: Any) -> None:
     measured, one new TCP connection per SQS call), which costs both sides a connection set-up
     per request."""
     request.headers["Connection"] = "keep-alive"
-
-
-def storage_options(aws: AwsSection, table_uri: str) -> dict[str, str] | None:
-    """delta-rs (object_store) options for a table URI; None for local paths.
-
-    Credentials are passed through from the environment only when set there, so that on a real
-    cluster the default chain (instance profile, IRSA) is used by delta-rs itself.
-    """
-    if not table_uri.startswith(("s3://", "s3a://")):
-        return None
-    opts = {"AWS_REGION": aws.region}
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        if os.environ.get(name):
-            opts[name] = os.environ[name]
-    if aws.endpoint_url:
-        opts["AWS_ENDPOINT_URL"] = aws.endpoint_url
-        opts["AWS_ALLOW_HTTP"] = "true" if aws.endpoint_url.startswith("http://") else "false"
-        opts["AWS_FORCE_PATH_STYLE"] = "true"
-    # delta-rs commits on S3 with conditional PUT (If-None-Match): safe without a lock.
-    opts["aws_conditional_put"] = "etag"
-    return opts
-
-
-def delta_uri(table_uri: str) -> str:
-    """delta-rs speaks `s3://`; Spark on some platforms is configured with `s3a://`."""
-    return "s3://" + table_uri[len("s3a://"):] if table_uri.startswith("s3a://") else table_uri
-
-
-def absolute_local(uri: str) -> str:
-    """A local table path made absolute (hudi-rs and Iceberg metadata need one; `./lake/t` is a
-    README path); URIs with a scheme as they are."""
-    return uri if "://" in uri or not uri else os.path.abspath(uri)
-
-
-def spark_uri(uri: str, scheme: str) -> str:
-    """The URI as Spark addresses it (`s3a://` with hadoop-aws, `s3://` on EMR); local paths as is."""
-    for prefix in ("s3://", "s3a://"):
-        if uri.startswith(prefix):
-            return f"{scheme}://" + uri[len(prefix):]
-    return uri

@@ -13,14 +13,14 @@ import sys
 from collections.abc import Callable, Sequence
 
 from lakeinlet import add_version_flag, logs
+from lakeinlet.changelog.maintain import maintain
+from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
-from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
 from lakeinlet.sources.commands import PROG, USAGES, build_parser, commands_epilog
 from lakeinlet.sources.envelopes import EventFilter
-from lakeinlet.sources.maintain import maintain
 from lakeinlet.sources.poller import Poller, PollerSettings, RunSummary
 from lakeinlet.sources.settings import MaintainConfig, SourceConfig, StatusConfig
 from lakeinlet.sources.sqs import SqsQueue
@@ -126,7 +126,7 @@ loader checkpoint references stays. Prints files and bytes before and after."""
     def body() -> None:
         config = resolve(MaintainConfig, parser.parse_args(argv))
         logs.setup(config.log.log_format, config.log.log_level)
-        report = maintain(config)
+        report = maintain(config.maintain, config.aws)
         if config.log.log_format == "json":
             print(json.dumps(dataclasses.asdict(report), default=str))
         else:

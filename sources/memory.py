@@ -15,7 +15,8 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute, QueueDepths
+from lakeinlet.queues import QueueDepths
+from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute
 
 INVALID = "ReceiptHandleIsInvalid"
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from lakeinlet.events import ReceivedEvent
+from lakeinlet.queues import QueueDepths
 
 T = TypeVar("T")
 
@@ -55,17 +56,6 @@ class EntryFailure:
     code: str
     message: str
     sender_fault: bool
-
-
-@dataclass(frozen=True)
-class QueueDepths:
-    """Approximate queue counts, and where its dead letters go (from the RedrivePolicy)."""
-
-    visible: int
-    in_flight: int
-    delayed: int = 0
-    dlq_arn: str | None = None
-    max_receive_count: int | None = None
 
 
 class Queue(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.changelog.settings import MaintainSection
 from lakeinlet.config import missing, setting
 from lakeinlet.logs import LogSection
 
@@ -192,48 +193,6 @@ class StatusConfig:
     status: StatusSection = field(default_factory=StatusSection)
     aws: AwsSection = field(default_factory=AwsSection)
     log: LogSection = field(default_factory=LogSection)
-
-
-@dataclass(frozen=True)
-class MaintainSection:
-    """What `lakeinlet-poll maintain` compacts and vacuums, and whose reads it keeps intact."""
-
-    changelog: str = setting("", "Changelog table to maintain: a local path or s3://bucket/prefix.",
-                             metavar="URI", required=True)
-    loader_tables: tuple[str, ...] = setting(
-        (), "Target table of a loader that reads this changelog (repeat the flag for each). Its "
-        "checkpoint says which changelog versions it has consumed; the vacuum keeps every file "
-        "that any later version references, so no loader's next read finds a file gone. Delta "
-        "targets only: Hudi and Iceberg targets are refused (leave them out and keep "
-        "--retention-hours longer than they can lag). A loader without a checkpoint keeps "
-        "every version.",
-        flag="--loader-table", metavar="URI")
-    loader_app_id: str = setting(
-        "lakeinlet-loader", "The loaders' checkpoint id (their --app-id) in the target tables.",
-        metavar="ID")
-    no_loaders: bool = setting(
-        False, "Vacuum by --retention-hours alone, with no loader registered: a loader that lags "
-        "by more than the retention behind a compaction then fails on a missing file.")
-    retention_hours: int = setting(
-        168, "Files a compaction replaced are deleted only once they are this old, whatever the "
-        "loaders need: it also covers readers not registered here. Files no commit references "
-        "are never deleted (one a poller is about to commit looks the same).",
-        metavar="HOURS")
-    dry_run: bool = setting(
-        False, "Print what would be compacted and vacuumed; change nothing.")
-
-    def validate(self) -> list[str]:
-        problems = [] if self.changelog else [missing("--changelog")]
-        if not self.loader_tables and not self.no_loaders:
-            problems.append("--loader-table: expected the target table of every loader that reads "
-                            "the changelog (so the vacuum keeps the files they still need), found "
-                            "none; give --no-loaders to vacuum by --retention-hours alone")
-        if self.loader_tables and self.no_loaders:
-            problems.append(f"--no-loaders: given with --loader-table {','.join(self.loader_tables)}: "
-                            "expected one or the other")
-        if self.retention_hours < 0:
-            problems.append(f"--retention-hours: expected 0 or more, found {self.retention_hours}")
-        return problems
 
 
 @dataclass(frozen=True)

@@ -6,36 +6,17 @@ place SDK errors become TransientError or TerminalError.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, HTTPClientError, ReadTimeoutError
+from botocore.exceptions import BotoCoreError, ClientError
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.errors import LakeinletError, TerminalError, TransientError
-from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute, QueueDepths
-
-TRANSIENT_CODES = {"ServiceUnavailable", "InternalError", "InternalFailure", "RequestThrottled",
-                   "ThrottlingException", "KmsThrottled", "OverLimit",
-                   "AWS.SimpleQueueService.ServiceUnavailable"}
-
-
-def translate(exc: Exception, action: str, queue_url: str) -> LakeinletError:
-    """Map a botocore error to TransientError (retry may help) or TerminalError (it will not)."""
-    if isinstance(exc, ClientError):
-        err = exc.response.get("Error", {})
-        code, status = str(err.get("Code", "")), exc.response.get("ResponseMetadata", {}).get(
-            "HTTPStatusCode", 0)
-        text = f"SQS {action} on {queue_url}: {code}: {err.get('Message', '')}"
-        if code in TRANSIENT_CODES or int(status or 0) >= 500:
-            return TransientError(text)
-        return TerminalError(text)
-    if isinstance(exc, ConnectionError | ReadTimeoutError | HTTPClientError):  # incl. a body cut short
-        return TransientError(f"SQS {action} on {queue_url}: {exc}")
-    return TerminalError(f"SQS {action} on {queue_url}: {exc}")
+from lakeinlet.errors import TerminalError, TransientError
+from lakeinlet.queues import QueueDepths, depths_from, queue_url_of, translate
+from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute
 
 
 class SqsQueue:
@@ -94,26 +75,14 @@ class SqsQueue:
         return _failures(self._call("delete_message_batch", Entries=entries), receipt_handles)
 
     def depths(self) -> QueueDepths:
-        attrs = self._call("get_queue_attributes", AttributeNames=["All"])["Attributes"]
-        redrive = json.loads(attrs.get("RedrivePolicy") or "{}")
-        max_receive = redrive.get("maxReceiveCount")
-        return QueueDepths(int(attrs.get("ApproximateNumberOfMessages", 0)),
-                           int(attrs.get("ApproximateNumberOfMessagesNotVisible", 0)),
-                           int(attrs.get("ApproximateNumberOfMessagesDelayed", 0)),
-                           redrive.get("deadLetterTargetArn"),
-                           None if max_receive is None else int(max_receive))
+        return depths_from(self._call("get_queue_attributes", AttributeNames=["All"])["Attributes"])
 
     def dead_letter_queue(self) -> SqsQueue | None:
         """The queue named by this queue's RedrivePolicy, or None when there is none."""
         arn = self.depths().dlq_arn
         if not arn:
             return None
-        _, _, _, _, account, name = arn.split(":", 5)
-        try:
-            url = self._sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
-        except (ClientError, BotoCoreError) as exc:
-            raise translate(exc, "get_queue_url", arn) from exc
-        return SqsQueue(self._sqs, url)
+        return SqsQueue(self._sqs, queue_url_of(self._sqs, arn))
 
     def send_batch(self, bodies: Sequence[str]) -> list[str]:
         """Send messages, 10 per call (tests and benchmarks); returns their ids."""

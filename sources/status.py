@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from lakeinlet import logs
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.sources.settings import StatusConfig
 from lakeinlet.sources.sqs import SqsQueue
 

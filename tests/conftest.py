@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer, Stack, provision
+from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer, Stack, provision
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from tests.installed import Dists, build, installed_venv
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakeinlet.aws import absolute_local, spark_uri
 from lakeinlet.errors import ConfigError
+from lakeinlet.storage import absolute_local, spark_uri
 
 if TYPE_CHECKING:  # settings import this package's sections: no import cycle at run time
     from lakeinlet.incremental.ports import TargetPort
@@ -43,17 +43,17 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> TargetPort:
     """The adapter for `--target-format` (`spark` starts the session only when a target needs it)."""
     t, aws = config.tables, config.aws
     if t.target_format == "delta":
-        from lakeinlet.incremental.targets.delta import DeltaTarget
+        from lakeinlet.incremental.targets.delta.target import DeltaTarget
 
         return DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme, spark)
     if t.target_format == "iceberg":
-        from lakeinlet.incremental.targets.iceberg import IcebergTarget
-        from lakeinlet.incremental.targets.sidecar import OutcomeFiles
+        from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
+        from lakeinlet.incremental.targets.iceberg.target import IcebergTarget
 
         return IcebergTarget(catalog_of(config), t.app_id, t.partition_by, spark,
                              OutcomeFiles(t.ledger_uri.rstrip("/") + "/_pending", aws))
     if t.target_format == "hudi":
-        from lakeinlet.incremental.targets.hudi import HudiTarget
+        from lakeinlet.incremental.targets.hudi.target import HudiTarget
 
         table = absolute_local(t.table or "")
         return HudiTarget(table, aws, t.app_id, t.partition_by,
@@ -64,8 +64,9 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> TargetPort:
 def writer_lease(config: LoaderConfig) -> Any:
     """The table's writer lease, beside the table (`<table>.lakeinlet-writer.json`): inside it, an
     object under `.hoodie/` makes Hudi take a table that does not exist yet for a broken one."""
-    from lakeinlet.aws import client, delta_uri
-    from lakeinlet.incremental.targets.lease import LocalLease, S3Lease
+    from lakeinlet.aws import client
+    from lakeinlet.incremental.targets.hudi.lease import LocalLease, S3Lease
+    from lakeinlet.storage import delta_uri
 
     where = delta_uri(absolute_local(config.tables.table or "")).rstrip("/") + ".lakeinlet-writer"
     if where.startswith("s3://"):
@@ -74,7 +75,7 @@ def writer_lease(config: LoaderConfig) -> Any:
 
 
 def catalog_of(config: LoaderConfig) -> Any:
-    from lakeinlet.incremental.targets.iceberg_catalog import IcebergCatalog
+    from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog
 
     t = config.tables
     table = spark_uri(absolute_local(t.table or ""), t.spark_scheme)

@@ -1,5 +1,5 @@
 # lakeinlet's AWS side: S3 bucket notification -> (optional SNS topic) -> SQS queue -> DLQ.
-# The same shape `lakeinlet local up` provisions on the emulator (lakeinlet.emulator.provision).
+# The same shape `lakeinlet local up` provisions on the emulator (lakeinlet.dev.emulator.provision).
 
 data "aws_partition" "current" {}
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.faults import ensure_mitmproxy
-from lakeinlet.faults.plan import FAULT_KINDS
-from lakeinlet.faults.run import RunSettings, execute
-from lakeinlet.faults.workload import WorkloadSettings
+from chaos import ensure_mitmproxy
+from chaos.plan import FAULT_KINDS
+from chaos.run import RunSettings, execute
+from chaos.workload import WorkloadSettings
 from tests.spark.conftest import JARS
 
 pytestmark = [pytest.mark.chaos, pytest.mark.spark, pytest.mark.integration]

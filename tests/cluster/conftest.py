@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.emulator import TEST_CREDENTIALS, MotoServer
+from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer
 from tests.catalogs import RestCatalogServer
 from tests.cluster.flow import ROOT, Flow, parse
 from tests.cluster.standalone import StandaloneCluster

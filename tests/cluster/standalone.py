@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyspark
 
-from lakeinlet.emulator import free_port
+from lakeinlet.dev.emulator import free_port
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.emulator import MotoServer, Stack, provision
-from lakeinlet.samples import SampleFile, make_files
+from lakeinlet.dev.emulator import MotoServer, Stack, provision
+from lakeinlet.dev.samples import SampleFile, make_files
 from tests.cluster.conftest import Results, Row, Submitter
 from tests.cluster.standalone import StandaloneCluster, _kill_group
 from tests.cluster.target import LINEAGE, read_target

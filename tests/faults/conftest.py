@@ -14,8 +14,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from lakeinlet.emulator import MotoServer
-from lakeinlet.faults import FaultPlan, FaultProxy, ensure_mitmproxy
+from chaos import FaultPlan, FaultProxy, ensure_mitmproxy
+from lakeinlet.dev.emulator import MotoServer
 
 
 @pytest.fixture(scope="session")

@@ -7,12 +7,12 @@ from collections import Counter
 
 import pytest
 
-from lakeinlet.faults.campaign import MIN_CHAOS_SECONDS, chaos_budget, settings_for, validate
-from lakeinlet.faults.chaos_plan import WEIGHTS, chaos_plan
-from lakeinlet.faults.checker import CheckReport, Finding
-from lakeinlet.faults.plan import FAULT_KINDS, Decider
-from lakeinlet.faults.report import render
-from lakeinlet.faults.run_result import RunResult
+from chaos.campaign import MIN_CHAOS_SECONDS, chaos_budget, settings_for, validate
+from chaos.chaos_plan import WEIGHTS, chaos_plan
+from chaos.checker import CheckReport, Finding
+from chaos.plan import FAULT_KINDS, Decider
+from chaos.report import render
+from chaos.run_result import RunResult
 
 pytestmark = pytest.mark.unit
 

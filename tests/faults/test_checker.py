@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakeinlet.faults.checker import (
+from chaos.checker import (
     DUPLICATED,
     LEFT_IN_DLQ,
     LEFT_IN_QUEUE,
@@ -16,7 +16,7 @@ from lakeinlet.faults.checker import (
     Observed,
     check,
 )
-from lakeinlet.faults.workload import UploadedVersion
+from chaos.workload import UploadedVersion
 
 pytestmark = pytest.mark.unit
 

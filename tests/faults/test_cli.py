@@ -1,4 +1,4 @@
-"""`python -m lakeinlet.faults`: serve a plan from a file, refuse a bad one, measure overhead."""
+"""`python -m chaos`: serve a plan from a file, refuse a bad one, measure overhead."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.emulator import MotoServer
-from lakeinlet.faults.__main__ import main
-from lakeinlet.faults.overhead import measure
+from chaos.__main__ import main
+from chaos.overhead import measure
+from lakeinlet.dev.emulator import MotoServer
 from tests.faults.conftest import aws_client
 
 
@@ -32,7 +32,7 @@ def test_serve_runs_a_plan_from_a_file_until_sigterm(tmp_path: Path, moto_server
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"rules": [{"operation": "ListBuckets", "fault": "throttle", "nth": [1]}]}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lakeinlet.faults", "serve", "--upstream", moto_server.endpoint,
+        [sys.executable, "-m", "chaos", "serve", "--upstream", moto_server.endpoint,
          "--plan", str(plan), "--seed", "5", "--log", str(tmp_path / "f.jsonl")],
         stdout=subprocess.PIPE, text=True,
         env=os.environ | {"LAKEINLET_FAULTS_VENV": str(mitmdump.parents[1])})

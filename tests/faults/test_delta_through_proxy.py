@@ -6,8 +6,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from lakeinlet.emulator import MotoServer
-from lakeinlet.faults import FaultPlan, FaultProxy, FaultRule
+from chaos import FaultPlan, FaultProxy, FaultRule
+from lakeinlet.dev.emulator import MotoServer
 from tests.conftest import unique
 from tests.faults.conftest import aws_client
 

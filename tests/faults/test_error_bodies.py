@@ -7,7 +7,7 @@ from botocore.awsrequest import HeadersDict
 from botocore.parsers import create_parser
 from botocore.retries.standard import RetryContext, ThrottledRetryableChecker
 
-from lakeinlet.faults.error_bodies import error_response
+from chaos.error_bodies import error_response
 
 pytestmark = pytest.mark.unit
 

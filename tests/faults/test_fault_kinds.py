@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError, ResponseStreamingError
 
-from lakeinlet.emulator import MotoServer
-from lakeinlet.faults import FaultPlan, FaultProxy, FaultRule
+from chaos import FaultPlan, FaultProxy, FaultRule
+from lakeinlet.dev.emulator import MotoServer
 from tests.conftest import unique
 from tests.faults.conftest import aws_client
 

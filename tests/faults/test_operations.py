@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lakeinlet.faults.operations import classify
+from chaos.operations import classify
 
 pytestmark = pytest.mark.unit
 

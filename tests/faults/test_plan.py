@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakeinlet.faults.plan import Decider, FaultPlan, FaultRule
+from chaos.plan import Decider, FaultPlan, FaultRule
 
 pytestmark = pytest.mark.unit
 

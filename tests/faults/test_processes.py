@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.faults.killer import Killer
-from lakeinlet.faults.processes import Supervisor, log_events
+from chaos.killer import Killer
+from chaos.processes import Supervisor, log_events
 
 pytestmark = pytest.mark.unit
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]

@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from lakeinlet.faults import FaultProxy
+from chaos import FaultProxy
 from tests.conftest import unique
 from tests.faults.conftest import aws_client
 

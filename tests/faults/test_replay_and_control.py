@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lakeinlet.emulator import MotoServer
-from lakeinlet.faults import FaultPlan, FaultProxy, FaultRule, count_faults, read_fault_log
+from chaos import FaultPlan, FaultProxy, FaultRule, count_faults, read_fault_log
+from lakeinlet.dev.emulator import MotoServer
 from tests.conftest import unique
 from tests.faults.conftest import aws_client
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from lakeinlet.emulator import MotoServer
-from lakeinlet.faults import FaultPlan, FaultProxy, FaultRule
+from chaos import FaultPlan, FaultProxy, FaultRule
+from lakeinlet.dev.emulator import MotoServer
 from lakeinlet.incremental.targets import every_format
 from lakeinlet.spark import REQUIRED_CLASSES, SparkSection, get_session
 from tests.conftest import unique

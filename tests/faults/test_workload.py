@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from chaos.workload import NOTIFIED_PREFIX, QUIET_PREFIX, Workload, WorkloadSettings, s3_event
 from lakeinlet.events import ObjectEvent
-from lakeinlet.faults.workload import NOTIFIED_PREFIX, QUIET_PREFIX, Workload, WorkloadSettings, s3_event
 from lakeinlet.sources.envelopes import parse
 
 pytestmark = pytest.mark.unit

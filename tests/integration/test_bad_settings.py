@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.emulator import Stack
+from lakeinlet.dev.emulator import Stack
 from lakeinlet.incremental.job import main as load
 from lakeinlet.sources.job import main as poll
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
 from tests.conftest import received_rows
 
 pytestmark = pytest.mark.integration

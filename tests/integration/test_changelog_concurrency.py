@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.changelog.writer import OpenDeltaChangelog
 from tests.conftest import received_rows
 
 pytestmark = pytest.mark.integration

@@ -1,5 +1,5 @@
 """The loader's read of the versions after its checkpoint, straight from the commit files
-(lakeinlet.changelog_tail), against delta-rs's change data feed on the same changelog: local and on
+(lakeinlet.changelog.tail), against delta-rs's change data feed on the same changelog: local and on
 moto S3, over every kind of commit lakeinlet writes; and the fallback when a version holds more."""
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-from lakeinlet.aws import AwsSection, client, storage_options
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.changelog_tail import ChangelogTail, parse_commit
-from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
-from lakeinlet.sources.log_store import store_for
+from lakeinlet.aws import AwsSection, client
+from lakeinlet.changelog.log_store import store_for
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.changelog.tail import ChangelogTail, parse_commit
+from lakeinlet.changelog.writer import OpenDeltaChangelog
+from lakeinlet.storage import storage_options
 from tests.conftest import received_rows
 
 pytestmark = pytest.mark.integration

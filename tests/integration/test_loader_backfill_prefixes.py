@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.incremental.job import main
 from tests.conftest import unique
 

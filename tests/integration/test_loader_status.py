@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.emulator import Stack
+from lakeinlet.dev.emulator import Stack
 from lakeinlet.incremental.job import main
 
 pytestmark = pytest.mark.integration

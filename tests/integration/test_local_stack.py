@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.emulator import Stack, provision, set_notifications
+from lakeinlet.dev.emulator import Stack, provision, set_notifications
 from lakeinlet.queue_settings import DEFAULT_QUEUE_SETTINGS
 from tests.conftest import unique
 
@@ -58,7 +58,7 @@ def test_sns_fanout_wraps_the_s3_event(moto_server: object, aws: AwsSection) -> 
 
 def test_local_up_and_down_cli(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    up = subprocess.run([sys.executable, "-m", "lakeinlet.cli", "local", "up", "--state-dir", str(state)],
+    up = subprocess.run([sys.executable, "-m", "lakeinlet.dev.cli", "local", "up", "--state-dir", str(state)],
                         capture_output=True, text=True, timeout=60)
     assert up.returncode == 0, up.stderr
     stack = json.loads(up.stdout)
@@ -66,11 +66,11 @@ def test_local_up_and_down_cli(tmp_path: Path) -> None:
         assert stack["endpoint"].startswith("http://127.0.0.1:")
         sqs = client("sqs", AwsSection(endpoint_url=stack["endpoint"]))
         assert sqs.get_queue_url(QueueName="lakeinlet-events")["QueueUrl"] == stack["queue_url"]
-        again = subprocess.run([sys.executable, "-m", "lakeinlet.cli", "local", "up",
+        again = subprocess.run([sys.executable, "-m", "lakeinlet.dev.cli", "local", "up",
                                 "--state-dir", str(state)], capture_output=True, text=True, timeout=60)
         assert again.returncode == 2 and "already" in again.stderr
     finally:
-        down = subprocess.run([sys.executable, "-m", "lakeinlet.cli", "local", "down",
+        down = subprocess.run([sys.executable, "-m", "lakeinlet.dev.cli", "local", "down",
                                "--state-dir", str(state)], capture_output=True, text=True, timeout=60)
     assert down.returncode == 0 and "stopped" in down.stdout
     assert not (state / "local.json").exists()

@@ -1,5 +1,6 @@
-"""`lakeinlet.observe` against moto and the jobs' real adapters (changelog, target, ledger, SQS), no Spark:
-where the loader would hand Spark's DataFrame to the Delta target, pyarrow writes the files."""
+"""`lakeinlet.observe.frames` against moto and the jobs' real adapters (changelog, target, ledger,
+SQS), no Spark: where the loader would hand Spark's DataFrame to the Delta target, pyarrow writes
+the files."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from lakeinlet import observe
-from lakeinlet.aws import AwsSection, client, storage_options
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.emulator import Stack
+from lakeinlet.aws import AwsSection, client
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.dev.emulator import Stack
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.ledger import DeltaLedger
 from lakeinlet.incremental.model import CORRUPT, LOADED, Outcome, PlannedObject, Position
 from lakeinlet.incremental.ports import NOTHING_READ, ReadBatch
-from lakeinlet.incremental.targets.delta import LINEAGE_SCHEMA, DeltaTarget
+from lakeinlet.incremental.targets.delta.target import DeltaTarget
+from lakeinlet.incremental.targets.schema import LINEAGE_SCHEMA
+from lakeinlet.observe import frames as observe
+from lakeinlet.storage import storage_options
 from tests.conftest import unique
 
 pytestmark = pytest.mark.integration

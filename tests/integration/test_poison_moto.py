@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.emulator import MotoServer, Stack
+from lakeinlet.dev.emulator import MotoServer, Stack
 from lakeinlet.sources.job import main
 from lakeinlet.sources.poison import ERROR_ATTRIBUTE
 from tests.conftest import unique

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.emulator import MotoServer, Stack, provision
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.dev.emulator import MotoServer, Stack, provision
 from lakeinlet.queue_settings import QueueSettings
 from lakeinlet.sources.job import main
 from lakeinlet.sources.poller import InjectedCrash, Poller, PollerSettings, crash_at

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.emulator import Stack
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.dev.emulator import Stack
 from lakeinlet.sources.poller import Poller, PollerSettings
 from lakeinlet.sources.ports import Message
 from lakeinlet.sources.sqs import SqsQueue

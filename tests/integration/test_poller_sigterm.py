@@ -15,8 +15,8 @@ import pyarrow as pa
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.emulator import Stack
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.dev.emulator import Stack
 from lakeinlet.sources.sqs import SqsQueue
 
 pytestmark = pytest.mark.integration

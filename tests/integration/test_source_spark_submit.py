@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.emulator import Stack
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.dev.emulator import Stack
 
 pytestmark = pytest.mark.integration
 

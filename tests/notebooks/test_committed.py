@@ -45,7 +45,7 @@ def test_cells_call_lakeinlet_and_define_nothing(name: str) -> None:
     nb = load(name)
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
     cells = code_cells(nb)
-    assert "from lakeinlet import observe" in cells[0]
+    assert "from lakeinlet.observe import frames as observe" in cells[0]
     for source in cells:
         python = "\n".join(line for line in source.splitlines() if not line.startswith("%"))
         tree = ast.parse(python)

@@ -10,8 +10,8 @@ from tests.installed import ROOT
 PACKAGE_DIRS = {"lakeinlet": "lakeinlet", "lakeinlet.sources": "sources",
                 "lakeinlet.incremental": "incremental"}
 """Package → folder in the checkout (`sources/` ships as `lakeinlet.sources`)."""
-HARNESS = ("lakeinlet.faults",)
-"""Test-only packages kept out of the dists (fault injection for tests, bench and `make chaos`)."""
+HARNESS = ("chaos", "tests")
+"""Packages that never ship (the fault-injection harness of tests, bench and `make chaos`; the tests)."""
 NEEDS_EXTRA = {"lakeinlet.observe": "notebooks", "lakeinlet.observe_plots": "notebooks",
                "lakeinlet.observe_targets": "notebooks"}
 """Modules that import a dependency of an extra only (pandas, matplotlib for the notebooks)."""

@@ -6,7 +6,7 @@ from importlib import metadata
 
 import pytest
 
-from lakeinlet import cli
+from lakeinlet.dev import cli
 
 pytestmark = pytest.mark.unit
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lakeinlet.emulator import MotoServer
+from lakeinlet.dev.emulator import MotoServer
 from lakeinlet.incremental.targets import every_format
 from lakeinlet.spark import REQUIRED_CLASSES, SparkSection, get_session
 

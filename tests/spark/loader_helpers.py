@@ -16,14 +16,15 @@ from typing import Any
 import pyarrow as pa
 from deltalake import DeltaTable
 
-from lakeinlet.aws import AwsSection, client, storage_options
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.aws import AwsSection, client
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.dev.samples import SCHEMA_DDL, SampleFile
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.settings import LoaderConfig, PlanSection, ReadSection, RunSection, TablesSection
-from lakeinlet.incremental.targets.iceberg_catalog import IcebergSection
+from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 from lakeinlet.incremental.wiring import Parts, build
-from lakeinlet.samples import SCHEMA_DDL, SampleFile
 from lakeinlet.spark import SparkSection
+from lakeinlet.storage import storage_options
 from tests.conftest import unique
 from tests.spark.conftest import ICEBERG_URI_ENV
 

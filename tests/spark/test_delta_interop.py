@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 from lakeinlet.aws import AwsSection, client
+from lakeinlet.dev.samples import make_rows
 from lakeinlet.incremental.model import RESET, Position
-from lakeinlet.samples import make_rows
 from tests.conftest import received_rows
 from tests.spark.loader_helpers import make_config, new_lake, parts, put, record, target_rows
 from tests.spark.test_formats import _parquet

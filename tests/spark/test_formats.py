@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files, make_rows
 from lakeinlet.events import ObjectEvent
 from lakeinlet.incremental.job import main
 from lakeinlet.incremental.loader import CRASH_POINTS, Crash
 from lakeinlet.incremental.model import Position
-from lakeinlet.samples import SCHEMA_DDL, make_files, make_rows
 from tests.spark.loader_helpers import (
     ledger_rows,
     make_config,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.samples import SCHEMA_DDL, make_files
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from tests.spark.loader_helpers import (
     finish_racing,
     ledger_rows,

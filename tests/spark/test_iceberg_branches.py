@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.job import main
-from lakeinlet.samples import SCHEMA_DDL, make_files
 from tests.spark.loader_helpers import make_config, new_lake, parts, record, target_rows, upload
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

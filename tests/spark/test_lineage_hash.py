@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from lakeinlet.incremental.spark_reader import _distinct_hashes, xxhash64
+from lakeinlet.incremental.read.reader import _distinct_hashes, xxhash64
 
 pytestmark = [pytest.mark.spark]
 

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.dev.samples import make_files, make_rows
 from lakeinlet.incremental.objects import S3ObjectStore
-from lakeinlet.samples import make_files, make_rows
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

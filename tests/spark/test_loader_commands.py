@@ -11,11 +11,11 @@ from urllib.parse import unquote_plus
 import pytest
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.emulator import Stack, set_notifications
+from lakeinlet.dev.emulator import Stack, set_notifications
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files, upload
 from lakeinlet.events import ObjectEvent
 from lakeinlet.incremental.job import main
 from lakeinlet.incremental.model import Position
-from lakeinlet.samples import SCHEMA_DDL, make_files, upload
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from lakeinlet.aws import AwsSection, client
+from lakeinlet.dev.samples import make_files
 from lakeinlet.incremental.loader import CRASH_POINTS, Crash
 from lakeinlet.incremental.model import Outcome, PlannedObject, Position
 from lakeinlet.incremental.ports import ReadBatch
-from lakeinlet.incremental.targets.delta_files import filesystem, list_written
-from lakeinlet.samples import make_files
+from lakeinlet.incremental.targets.delta.files import list_written
+from lakeinlet.storage import filesystem
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, record, target_rows, upload
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

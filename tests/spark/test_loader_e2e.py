@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.samples import make_files
+from lakeinlet.dev.samples import make_files
 from tests.spark.loader_helpers import (
     ledger_rows,
     make_config,
@@ -72,7 +72,7 @@ def test_spark_reads_the_table_from_its_file_list(spark: Any, aws: AwsSection) -
     p.loader().drain()
     from deltalake import DeltaTable
 
-    from lakeinlet.aws import storage_options
+    from lakeinlet.storage import storage_options
     dt = DeltaTable(p.target.uri, storage_options=storage_options(aws, p.target.uri))
     uris = ["s3a://" + u[len("s3://"):] for u in dt.file_uris()]
     df = spark.read.option("basePath", f"s3a://{lake}/orders").parquet(*uris)
@@ -104,7 +104,7 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     two of the batch's paths share a hash ("join on the path": as if they did)."""
     from datetime import datetime, timedelta
 
-    from lakeinlet.incremental import spark_reader
+    from lakeinlet.incremental.read import reader as spark_reader
 
     monkeypatch.setattr(spark_reader, "MAP_LOOKUP_MAX", 64 if lookup == "map" else 0)
     monkeypatch.setattr(spark_reader, "MAP_PROBE_BUDGET", 10**9 if lookup == "map" else 0)

@@ -11,9 +11,9 @@ import pyarrow.fs as pafs
 import pytest
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.ports import ReadBatch
-from lakeinlet.incremental.spark_reader import SparkReader
-from lakeinlet.samples import SCHEMA_DDL, make_files
+from lakeinlet.incremental.read.reader import SparkReader
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 from tests.spark.test_loader_bad_input import _two_row_groups_second_corrupt
 

@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.dev.samples import make_files, make_rows
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import Position
-from lakeinlet.samples import make_files, make_rows
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.samples import SCHEMA_DDL, make_files
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from tests.spark.conftest import JARS
 from tests.spark.loader_helpers import make_config, new_lake, parts, record, target_rows, upload
 

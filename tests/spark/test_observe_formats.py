@@ -1,4 +1,4 @@
-"""The operator's views (`lakeinlet.observe`) over a table of each format the loader wrote with
+"""The operator's views (`lakeinlet.observe.frames`) over a table of each format the loader wrote with
 Spark: load batches from the commits alone, unchanged when the format's own compaction replaces the
 data files; rows and counts read by the format's non-Spark reader.
 
@@ -17,12 +17,13 @@ import pandas as pd
 import pytest
 from deltalake import DeltaTable
 
-from lakeinlet import observe
-from lakeinlet.aws import AwsSection, storage_options
+from lakeinlet.aws import AwsSection
+from lakeinlet.dev.samples import make_files
 from lakeinlet.incremental.model import RESET, Position
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.wiring import Parts
-from lakeinlet.samples import make_files
+from lakeinlet.observe import frames as observe
+from lakeinlet.storage import storage_options
 from tests.spark.loader_helpers import make_config, new_lake, parts, put, record, upload
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

@@ -17,7 +17,7 @@ import pytest
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.events import ObjectEvent
-from lakeinlet.incremental.targets.hudi_settings import HudiSection
+from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from lakeinlet.emulator import MotoServer
-from lakeinlet.faults import FaultPlan, FaultProxy
-from lakeinlet.faults.jobs import job_env
+from chaos import FaultPlan, FaultProxy
+from chaos.jobs import job_env
+from lakeinlet.dev.emulator import MotoServer
 from tests.conftest import unique
 from tests.faults.conftest import aws_client
 from tests.spark.conftest import JARS
@@ -36,7 +36,7 @@ def _child(spark_endpoint: str, moto_endpoint: str, mode: str, table: str, local
     """Write one batch as DeltaTarget does, to s3a and to a local path; print what was listed."""
     from lakeinlet.aws import AwsSection
     from lakeinlet.committers import default_committer_conf, s3a_committer_conf
-    from lakeinlet.incremental.targets.delta import DeltaTarget
+    from lakeinlet.incremental.targets.delta.target import DeltaTarget
     from lakeinlet.spark import SparkSection, get_session
 
     conf = s3a_committer_conf() if mode == "magic" else default_committer_conf()

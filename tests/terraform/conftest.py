@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.emulator import MotoServer
+from lakeinlet.dev.emulator import MotoServer
 from tests.terraform.terraform_cli import find_mirror, find_terraform
 
 

@@ -19,11 +19,12 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from lakeinlet.aws import AwsSection, client, delta_uri, storage_options
-from lakeinlet.changelog import DeltaChangelog
-from lakeinlet.emulator import MotoServer, queue_policy
+from lakeinlet.aws import AwsSection, client
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.dev.emulator import MotoServer, queue_policy
+from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.queue_settings import QueueSettings
-from lakeinlet.samples import SCHEMA_DDL, make_files
+from lakeinlet.storage import delta_uri, storage_options
 from tests.conftest import unique
 from tests.terraform.iam_probe import outcomes, policies_enforced, signed_client, user_keys
 from tests.terraform.policy_shape import normalise

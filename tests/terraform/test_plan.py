@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from lakeinlet.emulator import MotoServer
+from lakeinlet.dev.emulator import MotoServer
 from lakeinlet.queue_settings import QueueSettings
 from tests.terraform.terraform_cli import Terraform, TerraformError
 
 pytestmark = pytest.mark.terraform
 
 BUCKET = {"bucket_name": "tf-plan-landing"}
-# What lakeinlet.emulator.set_notifications subscribes the local stack's queue to.
+# What lakeinlet.dev.emulator.set_notifications subscribes the local stack's queue to.
 LOCAL_STACK_EVENTS = ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.emulator import MotoServer
+from lakeinlet.dev.emulator import MotoServer
 from tests.terraform.terraform_cli import EXAMPLE, MODULE, REPO, Terraform
 
 pytestmark = pytest.mark.terraform

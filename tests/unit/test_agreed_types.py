@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import types as T
 
-from lakeinlet.incremental.spark_checks import agreed_types
+from lakeinlet.incremental.read.checks import agreed_types
 
 pytestmark = pytest.mark.unit
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from deltalake.exceptions import CommitFailedError
 
-import lakeinlet.changelog as changelog_mod
-from lakeinlet.changelog import DeltaChangelog
+import lakeinlet.changelog.reader as changelog_mod
+from lakeinlet.changelog.reader import DeltaChangelog
 from tests.conftest import received_rows
 
 pytestmark = pytest.mark.unit

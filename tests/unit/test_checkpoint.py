@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.events import ObjectEvent, ReceivedEvent
-from lakeinlet.incremental import checkpoint as ck
+from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.ledger import DeltaLedger
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.model import Outcome, PlannedObject, Position
 from lakeinlet.incremental.plan import Caps
 from lakeinlet.incremental.ports import NOTHING_READ
-from lakeinlet.incremental.targets.delta import DeltaTarget
+from lakeinlet.incremental.targets.delta.target import DeltaTarget
 
 pytestmark = pytest.mark.unit
 AWS = AwsSection()

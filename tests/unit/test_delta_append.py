@@ -14,12 +14,12 @@ from botocore.exceptions import ResponseStreamingError
 from deltalake import DeltaTable, write_deltalake
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.changelog import DeltaChangelog, changelog_table
+from lakeinlet.changelog.blind_append import DeltaAppender, LogState, TableChanged, log_path
+from lakeinlet.changelog.log_store import LocalStore, S3Store
+from lakeinlet.changelog.reader import DeltaChangelog, changelog_table
+from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.errors import TransientError
 from lakeinlet.events import ObjectEvent, ReceivedEvent, to_changelog_table
-from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
-from lakeinlet.sources.delta_append import DeltaAppender, LogState, TableChanged, log_path
-from lakeinlet.sources.log_store import LocalStore, S3Store
 from tests.conftest import received_rows
 
 pytestmark = pytest.mark.unit

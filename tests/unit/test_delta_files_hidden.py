@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.incremental.targets.delta_files import filesystem, hidden, list_written
+from lakeinlet.incremental.targets.delta.files import hidden, list_written
+from lakeinlet.storage import filesystem
 
 pytestmark = pytest.mark.unit
 

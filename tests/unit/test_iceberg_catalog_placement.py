@@ -9,16 +9,16 @@ import pytest
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.errors import ConfigError, TerminalError
-from lakeinlet.incremental.targets import iceberg as iceberg_target
-from lakeinlet.incremental.targets.iceberg import IcebergTarget, metadata_files
-from lakeinlet.incremental.targets.iceberg_catalog import (
+from lakeinlet.incremental.targets.iceberg import target as iceberg_target
+from lakeinlet.incremental.targets.iceberg.catalog import (
     IcebergCatalog,
     IcebergSection,
     check_catalog_placement,
     local_master,
     sqlalchemy_url,
 )
-from lakeinlet.incremental.targets.sidecar import OutcomeFiles
+from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
+from lakeinlet.incremental.targets.iceberg.target import IcebergTarget, metadata_files
 
 pytestmark = pytest.mark.unit
 EMULATOR = AwsSection(endpoint_url="http://127.0.0.1:5000")

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lakeinlet.incremental.backfill import EVENT_NAME, diff, synthetic_events
+from lakeinlet.incremental.commands.backfill import EVENT_NAME, diff, synthetic_events
 from lakeinlet.incremental.ports import ListedObject
 
 pytestmark = pytest.mark.unit

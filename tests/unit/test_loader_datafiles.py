@@ -17,8 +17,9 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.incremental.job import main
 from lakeinlet.incremental.model import Position
 from lakeinlet.incremental.ports import ReadBatch
-from lakeinlet.incremental.targets.delta import DeltaTarget
-from lakeinlet.incremental.targets.delta_files import data_files, filesystem, partition_values
+from lakeinlet.incremental.targets.delta.files import data_files, partition_values
+from lakeinlet.incremental.targets.delta.target import DeltaTarget
+from lakeinlet.storage import filesystem
 
 pytestmark = pytest.mark.unit
 

@@ -11,12 +11,12 @@ import pytest
 from deltalake import DeltaTable
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.changelog.maintain import storage
+from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.incremental.changelog_reader import ChangelogReader
 from lakeinlet.incremental.model import START, Position
-from lakeinlet.incremental.targets.delta import DeltaTarget
-from lakeinlet.sources.changelog_writer import OpenDeltaChangelog
+from lakeinlet.incremental.targets.delta.target import DeltaTarget
 from lakeinlet.sources.job import main
-from lakeinlet.sources.maintain import storage
 from tests.conftest import received_rows
 
 pytestmark = pytest.mark.unit
@@ -142,3 +142,18 @@ def test_maintain_help_shows_its_own_flags(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "maintain compact the changelog" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_loader_position_given_by_hand_keeps_what_that_loader_needs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Hudi or Iceberg loader's position (from `checkpoint show --json`) protects its reads the
+    way a Delta --loader-table does; a Delta loader's table gives the same position."""
+    uri = changelog(tmp_path)
+    code, out = run(["--changelog", uri, "--loader-position", "3", "--loader-table",
+                     loader_at(tmp_path, "current", 7), "--retention-hours", "0"], capsys)
+    assert code == 0, out
+    assert "--loader-position: consumed through version 3" in out, out
+    assert "files removed      0" in out, f"the lagging loader needs the small files: {out}"
+    assert len(loader_read(uri, 3)) == 12, "the lagging loader still reads versions 4..7"
+    code, out = run(["--changelog", uri, "--loader-position", "-2"], capsys)
+    assert code == 2 and "expected -1 or more, found -2" in out, out

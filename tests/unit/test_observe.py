@@ -1,4 +1,4 @@
-"""`lakeinlet.observe` over recorded values: real targets' commits (Delta, Hudi, Iceberg), an SQS
+"""`lakeinlet.observe.frames` over recorded values: real targets' commits (Delta, Hudi, Iceberg), an SQS
 receive, built frames."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lakeinlet import observe
 from lakeinlet.aws import AwsSection
-from lakeinlet.changelog import CommitInfo
+from lakeinlet.changelog.reader import CommitInfo
 from lakeinlet.errors import ConfigError
 from lakeinlet.incremental.model import Outcome, TargetCommit
 from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.observe import frames as observe
 
 pytestmark = pytest.mark.unit
 DATA = Path(__file__).resolve().parents[1] / "data" / "observe"

@@ -10,7 +10,7 @@ import pytest
 
 from lakeinlet.incremental.model import PlannedObject
 from lakeinlet.incremental.ports import Footer
-from lakeinlet.incremental.spark_reader import one_schema
+from lakeinlet.incremental.read.reader import one_schema
 
 pytestmark = pytest.mark.unit
 

@@ -8,7 +8,8 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ResponseStreamingError
 
 from lakeinlet.errors import TerminalError, TransientError
-from lakeinlet.sources.sqs import SqsQueue, translate
+from lakeinlet.queues import translate
+from lakeinlet.sources.sqs import SqsQueue
 
 pytestmark = pytest.mark.unit
 

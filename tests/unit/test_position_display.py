@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.changelog import DeltaChangelog
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.events import ObjectEvent, ReceivedEvent
-from lakeinlet.incremental import checkpoint as ck
+from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.job import main
 from lakeinlet.incremental.model import Outcome, PlannedObject, Position
 from lakeinlet.incremental.ports import NOTHING_READ
-from lakeinlet.incremental.targets.delta import DeltaTarget
+from lakeinlet.incremental.targets.delta.target import DeltaTarget
 
 pytestmark = pytest.mark.unit
 NOW = datetime(2026, 11, 22, tzinfo=UTC)

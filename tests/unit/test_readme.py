@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeinlet.cli import REF_END, REF_START, reference_text
+from lakeinlet.dev.cli import REF_END, REF_START, reference_text
 
 pytestmark = pytest.mark.unit
 README = Path(__file__).resolve().parents[2] / "README.md"

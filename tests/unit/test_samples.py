@@ -9,7 +9,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from lakeinlet.samples import encode, make_files, make_rows
+from lakeinlet.dev.samples import encode, make_files, make_rows
 
 pytestmark = pytest.mark.unit
 

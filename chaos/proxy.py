@@ -1,0 +1,160 @@
+"""`FaultProxy`: mitmdump in reverse mode on a loopback port, in front of the emulator.
+
+mitmproxy lives in its own virtualenv (`ensure_mitmproxy`): it pins many packages that must not
+meet lakeinlet's. The jobs point AWS_ENDPOINT_URL (or the s3a endpoint) at `FaultProxy.endpoint`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from chaos.fault_log import FaultRecord, read_fault_log
+from chaos.plan import FaultPlan
+from lakeinlet.dev.emulator import free_port
+
+MITMPROXY_VERSION = "11.0.2"  # the newest release for Python 3.11; tested with it
+ADDON = Path(__file__).with_name("addon.py")
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # ignore HTTP_PROXY
+
+
+def default_venv() -> Path:
+    """$LAKEINLET_FAULTS_VENV, else `.venv-faults` at the root of the lakeinlet checkout."""
+    return Path(os.environ.get("LAKEINLET_FAULTS_VENV") or Path(__file__).parents[1] / ".venv-faults")
+
+
+def ensure_mitmproxy(venv: Path | None = None, python: str = sys.executable) -> Path:
+    """Create `venv` with the pinned mitmproxy unless it is there; return mitmdump's path.
+
+    Raises:
+        subprocess.CalledProcessError: venv creation or pip failed (pip needs PyPI).
+    """
+    venv = venv or default_venv()
+    mitmdump, stamp = venv / "bin" / "mitmdump", venv / ".mitmproxy-version"
+    if mitmdump.exists() and stamp.exists() and stamp.read_text() == MITMPROXY_VERSION:
+        return mitmdump
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    (venv / ".gitignore").write_text("*\n")  # keeps the checkout's `git status` clean
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                    f"mitmproxy=={MITMPROXY_VERSION}"], check=True)
+    stamp.write_text(MITMPROXY_VERSION)
+    return mitmdump
+
+
+class FaultProxy:
+    """A fault-injecting reverse proxy on 127.0.0.1, as a context manager.
+
+    Args:
+        upstream_endpoint: the emulator, e.g. http://127.0.0.1:5000.
+        plan: the faults; replaceable at runtime with `set_plan`.
+        seed: makes probabilistic faults replayable.
+        log_path: the fault log (JSON lines, appended; read with `faults()`). mitmdump's own
+            output goes next to it, to `<log_path>.mitmdump`.
+        mitmdump: the executable (default: `ensure_mitmproxy()`).
+    """
+
+    def __init__(self, upstream_endpoint: str, plan: FaultPlan, seed: int, log_path: str | Path,
+                 *, mitmdump: Path | None = None, port: int = 0) -> None:
+        self.upstream = upstream_endpoint.rstrip("/")
+        self.plan, self.seed, self.log_path = plan, seed, Path(log_path)
+        self.port = port or free_port()
+        self._mitmdump = mitmdump
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        """The URL clients use instead of the emulator's."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> FaultProxy:
+        """Start mitmdump and wait until its control endpoint answers.
+
+        Raises:
+            RuntimeError: mitmdump exited or did not answer within `timeout` seconds.
+        """
+        self._tmp = tempfile.TemporaryDirectory(prefix="lakeinlet-faults-")
+        config = Path(self._tmp.name) / "config.json"
+        config.write_text(json.dumps({"plan": self.plan.to_dict(), "seed": self.seed,
+                                      "log_path": str(self.log_path.resolve())}))
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(f"{self.log_path}.mitmdump", "ab") as out:
+            self._proc = subprocess.Popen(self._command(config), stdout=out, stderr=out,
+                                          start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"mitmdump exited with code {self._proc.returncode}; see "
+                                   f"{self.log_path}.mitmdump")
+            try:
+                self.stats()
+                return self
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"fault proxy did not answer on {self.endpoint} in {timeout}s")
+
+    def _command(self, config: Path) -> list[str]:
+        assert self._tmp
+        return [str(self._mitmdump or ensure_mitmproxy()), "--mode", f"reverse:{self.upstream}",
+                "--listen-host", "127.0.0.1", "--listen-port", str(self.port), "-q",
+                "-s", str(ADDON), "--set", f"faults_config={config}",
+                "--set", f"confdir={self._tmp.name}",  # its CA files stay out of ~/.mitmproxy
+                "--set", "keep_host_header=true",  # the emulator sees the Host the client signed
+                "--set", "connection_strategy=lazy"]  # reset_before never opens an upstream socket
+
+    def stop(self) -> None:
+        if self._proc and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        if self._tmp:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def _control(self, action: str = "", method: str = "GET", body: bytes | None = None) -> Any:
+        url = f"{self.endpoint}/__faults__" + (f"/{action}" if action else "")
+        with _NO_PROXY.open(urllib.request.Request(url, body, method=method), timeout=10) as answer:
+            return json.loads(answer.read())
+
+    def stats(self) -> dict[str, Any]:
+        """Live counters of the current plan: requests by operation, faults by `operation/kind`.
+
+        Operations are counted under their classified name: a DeltaCommit is not also a PutObject.
+        Also: `enabled`, `seed`, `total_faults`, `generation`, and `seq` (requests since start).
+        """
+        return dict(self._control())
+
+    def enable(self, on: bool = True) -> None:
+        """Switch faults on or off at runtime (off lets the system converge)."""
+        self._control("enable" if on else "disable", "POST", b"")
+
+    def set_plan(self, plan: FaultPlan, seed: int | None = None) -> None:
+        """Replace the plan (and seed); counters restart and the log's generation goes up by one."""
+        self.plan, self.seed = plan, self.seed if seed is None else seed
+        self._control("plan", "PUT", json.dumps({"plan": plan.to_dict(), "seed": self.seed}).encode())
+
+    def faults(self, all_generations: bool = False) -> list[FaultRecord]:
+        """The fault log's records (of the current plan only, unless `all_generations`)."""
+        records = read_fault_log(self.log_path)
+        if all_generations or not records:
+            return records
+        current = self.stats()["generation"] if self._proc and self._proc.poll() is None else max(
+            r.generation for r in records)
+        return [r for r in records if r.generation == current]
+
+    def __enter__(self) -> FaultProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""The loader's operator commands beside `run`: checkpoint show/reset, backfill, status."""

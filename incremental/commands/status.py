@@ -1,0 +1,27 @@
+"""`status`: one screen with queue and DLQ depth, changelog head, checkpoint and lag."""
+
+from __future__ import annotations
+
+from lakeinlet.aws import client
+from lakeinlet.incremental.commands import checkpoint as ck
+from lakeinlet.incremental.wiring import Parts
+from lakeinlet.queues import queue_url_of, read_depths
+
+
+def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None) -> list[str]:
+    """The status screen as lines (queues only when a URL is given; the DLQ is found from the
+    queue's RedrivePolicy when --dlq-url is not given)."""
+    lines = []
+    if queue_url or dlq_url:
+        sqs = client("sqs", parts.config.aws)
+        if queue_url:
+            depths = read_depths(sqs, queue_url)
+            lines.append(f"queue: {depths.line()}")
+            dlq_url = dlq_url or (queue_url_of(sqs, depths.dlq_arn) if depths.dlq_arn else None)
+        dlq = read_depths(sqs, dlq_url).line() if dlq_url else "none (no RedrivePolicy)"
+        lines.append(f"dlq:   {dlq}")
+    view = ck.show(parts.target, parts.changelog)
+    head = view.pending[-1].timestamp.isoformat(timespec="seconds") if view.pending else "-"
+    lines += [f"changelog: {parts.changelog.uri} head version {view.head} (newest pending commit {head})",
+              f"target:    {parts.target.uri}", *view.lines()[0:1], *view.lines()[2:3]]
+    return lines

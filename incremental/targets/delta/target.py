@@ -1,0 +1,312 @@
+"""Adapter: the Delta target table. Spark writes Parquet into the table folder; the driver commits
+the files with delta-rs.
+
+One commit per batch holds the data files, the checkpoint (`txn` app id + the last fully consumed
+changelog version) and, in its commit metadata, the finer position, files and bytes, and every
+planned object's outcome (so the ledger can always be rebuilt from the target's history). A
+second loader fails cleanly: delta-rs rejects a commit whose app id moved concurrently, and the
+checkpoint is checked again just before committing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext, suppress
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+from deltalake import DeltaTable
+from deltalake.exceptions import CommitFailedError
+from deltalake.schema import Field
+from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
+
+from lakeinlet.aws import AwsSection
+from lakeinlet.delta_io import LatestTable
+from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.model import (
+    REMOVE,
+    RESET,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
+from lakeinlet.incremental.ports import ReadBatch, Reread
+from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.delta.files import DataFile, data_files, list_written
+from lakeinlet.incremental.targets.schema import fallback_schema
+from lakeinlet.storage import delta_uri, filesystem, spark_uri, storage_options
+
+
+class DeltaTarget:
+    """The target table at `uri`; created on the first commit with the first batch's schema."""
+
+    format = "delta"
+    checks_after_write = True
+
+    def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str] = (),
+                 spark_scheme: str = "s3a", spark: Callable[[], Any] | None = None) -> None:
+        self.uri = delta_uri(uri)
+        self.spark_uri = spark_uri(uri, spark_scheme).rstrip("/")
+        self.app_id = app_id
+        self.partition_by = list(partition_by)
+        self._options = storage_options(aws, self.uri)
+        self._latest = LatestTable(self.uri, self._options)
+        self.fs, self.root = filesystem(self.uri, aws)
+        self._spark = spark
+        self._seen: Checkpoint | None = None
+
+    def table(self) -> DeltaTable | None:
+        return self._latest.get()
+
+    def schema(self) -> pa.Schema | None:
+        dt = self.table()
+        return None if dt is None else pa.schema(dt.schema().to_arrow())
+
+    def commits(self, limit: int | None = None) -> list[TargetCommit]:
+        dt = self.table()
+        return [] if dt is None else [_commit(h) for h in dt.history(limit)]
+
+    def checkpoint(self) -> Checkpoint:
+        """The position in the newest commit that carries one (a load, a removal or a reset)."""
+        return self._checkpoint(self.table())
+
+    def _checkpoint(self, dt: DeltaTable | None) -> Checkpoint:
+        """The checkpoint as of `dt`'s version; a version's checkpoint never changes, so the
+        last one found is kept and reused while the table stays at that version."""
+        if dt is None:
+            return Checkpoint(None, -1)
+        version = int(dt.version())
+        if self._seen is not None and self._seen.target_version == version:
+            return self._seen
+        txn = dt.transaction_version(self.app_id)
+        found = Checkpoint(None, version)
+        if txn is not None:
+            for limit in (1, 16, None):  # the newest commit nearly always holds it: read few first
+                found = tc.checkpoint_from([_commit(h) for h in dt.history(limit)], self.app_id, version)
+                if found.position is not None:
+                    break
+            else:
+                found = Checkpoint(Position(int(txn)), version)
+        self._seen = found
+        return found
+
+    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
+        """Write the batch's rows as Parquet, then commit the files and the checkpoint `end` in
+        one transaction (with the rewrite of the files holding earlier rows of `replace`).
+
+        Raises:
+            CommitConflict: the checkpoint is no longer `start` (another loader committed this
+                batch) or a concurrent commit touched the same app id.
+        """
+        files = self._write(batch.data, batch_id) if batch.data is not None else []
+        try:
+            batch.check_written()
+        except Reread:
+            self._discard(files)
+            raise
+        if crash:
+            crash("written")
+        dt = self._ensure(batch.schema if batch.schema is not None else self._fallback_schema())
+        self._check_start(start, dt)
+        self._check_files(files)
+        removes: list[AddAction | RemoveAction] = []
+        if earlier := tc.replacing(outcomes, replace):
+            counts, removes, kept = self._without(dt, earlier, f"{batch_id}-kept")
+            outcomes, files = tc.replaced_outcomes(outcomes, counts), [*files, *kept]
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes) | {
+            "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
+        return self._commit(dt, [*removes, *(_add(f) for f in files)], end, meta), list(outcomes)
+
+    def _write(self, df: Any, batch_id: str) -> list[DataFile]:
+        """Spark writes the rows under `data/<batch id>/`: a folder per attempt, so a crashed
+        attempt leaves orphans that no commit references (see `vacuum`)."""
+        folder = f"data/{batch_id}"
+        df.write.mode("append").partitionBy(*self.partition_by).parquet(f"{self.spark_uri}/{folder}")
+        return data_files(self.fs, self.root, folder, self.partition_by)
+
+    def _discard(self, files: Sequence[DataFile]) -> None:
+        """Delete a write no commit will reference (what is left, `vacuum` deletes later)."""
+        for f in files:
+            with suppress(OSError):
+                self.fs.delete_file(f"{self.root}/{f.path}")
+
+    def _check_files(self, files: Sequence[DataFile]) -> None:
+        """The batch's files are all still there (a vacuum with a retention shorter than this
+        batch took would have deleted them): a commit never references a missing file."""
+        if not files:
+            return
+        there = {rel for rel, _, _ in list_written(self.fs, self.root, _folder(files[0]))}
+        if gone := [f.path for f in files if f.path not in there]:
+            raise TerminalError(f"{self.uri}: {len(gone)} files of this batch vanished before its "
+                                f"commit (a vacuum with a retention shorter than the batch?): {gone[0]}")
+
+    def _check_start(self, start: Position, dt: DeltaTable) -> None:
+        """The checkpoint at `dt` (just brought up to date) is still `start`."""
+        now = self._checkpoint(dt).position
+        if (now or Position(-1)) != start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
+                                 "another loader committed this batch")
+
+    def _ensure(self, schema: pa.Schema) -> DeltaTable:
+        """Create the table, or add columns the batch brings (schema evolution)."""
+        dt = self.table()
+        if dt is None:
+            try:
+                return DeltaTable.create(self.uri, schema, mode="error",
+                                         partition_by=self.partition_by or None,
+                                         storage_options=self._options)
+            except Exception:  # another loader created it first: use theirs
+                dt = self.table()
+                if dt is None:
+                    raise
+        current = pa.schema(dt.schema().to_arrow())
+        added = [f for f in schema if f.name not in current.names]
+        if added:
+            dt.alter.add_columns([Field.from_arrow(f) for f in added])
+            dt = self.table()
+        assert dt is not None
+        return dt
+
+    def _commit(self, dt: DeltaTable, actions: list[AddAction | RemoveAction], end: Position,
+                meta: dict[str, str]) -> int:
+        props = CommitProperties(app_transactions=[Transaction(self.app_id, end.complete)],
+                                 custom_metadata=tc.prefixed(meta))
+        try:
+            dt.create_write_transaction(actions, mode="append", schema=pa.schema(dt.schema().to_arrow()),
+                                        partition_by=self.partition_by or None, commit_properties=props)
+        except CommitFailedError as exc:
+            raise CommitConflict(f"commit to {self.uri} lost to a concurrent writer: {exc}") from exc
+        done = self.table()
+        assert done is not None
+        return int(done.version())
+
+    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
+                       batch_id: str, decided: Sequence[Outcome],
+                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
+        """Rewrite the files holding rows of `objs` without them: the old files' RemoveActions,
+        the new files' AddActions and the checkpoint in one transaction."""
+        dt = self._ensure(self._fallback_schema())
+        self._check_start(start, dt)
+        counts, removes, files = self._without(dt, objs, batch_id) if objs else ({}, [], [])
+        if crash:
+            crash("written")
+        outcomes = tc.removal_outcomes(objs, decided, counts)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE) | {
+            "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
+        return self._commit(dt, [*removes, *(_add(f) for f in files)], end, meta), outcomes
+
+    def _without(self, dt: DeltaTable, objs: Sequence[PlannedObject], batch_id: str) -> tuple[
+            dict[tuple[str, str], int], list[AddAction | RemoveAction], list[DataFile]]:
+        """Rows per object in the table, RemoveActions of the files holding them, and the files
+        Spark rewrote without them (under `data/<batch id>/`)."""
+        if self._spark is None:
+            raise TerminalError("removing rows needs Spark (the loader passes its session)")
+        spark = self._spark()
+        actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+        df = removal_frame(spark, self.spark_uri, actions, self.partition_by, self.schema())
+        if df is None:
+            return {}, [], []
+        hit = df.where(tc.keys_sql(objs))
+        counts = {(r[0], r[1]): int(r[2]) for r in
+                  hit.groupBy("_source_bucket", "_source_key").count().collect()}
+        paths = {r[0] for r in hit.select("_path").distinct().collect()}
+        if not paths:
+            return {}, [], []
+        keep = df.where(df["_path"].isin(sorted(paths))).where(f"NOT ({tc.keys_sql(objs)})").drop("_path")
+        now = int(datetime.now(UTC).timestamp() * 1000)
+        jpath = spark._jvm.org.apache.hadoop.fs.Path  # Spark's _metadata.file_path is this form
+        root = jpath(self.spark_uri)  # qualified: a relative local table is read as file:/<abs>
+        base = root.getFileSystem(spark._jsc.hadoopConfiguration()).makeQualified(root).toUri().toString()
+        removes: list[AddAction | RemoveAction] = [
+            RemoveAction(a["path"], True, now, a["size_bytes"], _partition_values(a, self.partition_by))
+            for a in actions if jpath(f"{base}/{a['path']}").toUri().toString() in paths]
+        if len(removes) != len(paths):  # rewriting without removing would duplicate the kept rows
+            raise TerminalError(f"{self.uri}: {len(paths)} files hold rows to delete but "
+                                f"{len(removes)} of them match the log's paths (first: {min(paths)})")
+        return counts, removes, self._write(keep, batch_id)
+
+    def commit_position(self, start: Position | None, to: Position, reason: str,
+                        operation: str = RESET) -> int:
+        """A commit without files that moves `txn` and says why (a reset, or a first run's start)."""
+        dt = self._ensure(self._fallback_schema())
+        return self._commit(dt, [], to, tc.position_meta(self.app_id, start, to, reason, operation))
+
+    def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
+        dt = self.table()
+        if dt is None:
+            return []
+        return tc.batches_after(self.commits(max(int(dt.version()) - target_version, 1)), self.app_id,
+                                target_version)
+
+    def _fallback_schema(self) -> pa.Schema:
+        return self.schema() or fallback_schema(self.partition_by)
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Nothing to hold: the commit itself checks the checkpoint (txn + re-check)."""
+        return nullcontext()
+
+    def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
+        """Files the log does not reference (a crashed or losing batch's folder, removed files),
+        older than the retention; deleted unless `dry_run`."""
+        return vacuum_table(self.table(), retention_hours, dry_run)
+
+
+def vacuum_table(dt: DeltaTable | None, retention_hours: float, dry_run: bool) -> list[str]:
+    """delta-rs's full vacuum: every file the log does not reference, older than the retention
+    (files of a batch still being written are newer, so they stay)."""
+    if dt is None:
+        return []
+    return sorted(dt.vacuum(retention_hours=int(retention_hours), dry_run=dry_run,
+                            enforce_retention_duration=False, full=True))
+
+
+def _commit(h: dict[str, Any]) -> TargetCommit:
+    meta = tc.unprefixed(h)
+    when = datetime.fromtimestamp(int(h["timestamp"]) / 1000, UTC)
+    files = int(meta["files"]) if "files" in meta else None
+    size = int(meta["bytes"]) if "bytes" in meta else None
+    return TargetCommit(int(h["version"]), when, meta, files, size)
+
+
+def removal_frame(spark: Any, root: str, actions: list[dict[str, Any]], partition_by: Sequence[str],
+                  schema: pa.Schema | None) -> Any:
+    """The table's rows with their file (`_path`), read file group by partition (partition values
+    live in the folder names, not in the files), with the table's schema."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    if not actions or schema is None:
+        return None
+    data_schema = from_arrow_schema(pa.schema([f for f in schema if f.name not in partition_by]))
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for a in actions:
+        groups.setdefault(tuple(a.get(f"partition.{c}") for c in partition_by), []).append(
+            f"{root}/{a['path']}")
+    frames = []
+    for values, paths in groups.items():
+        df = spark.read.schema(data_schema).parquet(*paths).withColumn("_path", F.col("_metadata.file_path"))
+        for col, value in zip(partition_by, values, strict=True):
+            df = df.withColumn(col, F.lit(value).cast(from_arrow_schema(schema)[col].dataType))
+        frames.append(df)
+    out = frames[0]
+    for df in frames[1:]:
+        out = out.unionByName(df)
+    return out
+
+
+def _partition_values(action: dict[str, Any], partition_by: Sequence[str]) -> dict[str, str | None]:
+    return {c: (None if action.get(f"partition.{c}") is None else str(action[f"partition.{c}"]))
+            for c in partition_by}
+
+
+def _folder(f: DataFile) -> str:
+    return "/".join(f.path.split("/")[:2])  # data/<batch id>
+
+
+def _add(f: DataFile) -> AddAction:
+    return AddAction(f.path, f.size, f.partition_values, f.modification_time, True, f.stats)

@@ -1,0 +1,278 @@
+"""Adapter: the Hudi target table (Copy-on-Write). Spark's Hudi datasource writes and commits;
+hudi-rs reads the timeline (checkpoint, history, schema) without the JVM.
+
+Every write option whose key starts with `lakeinlet.` lands in the commit's extraMetadata, in the
+same commit as the rows (Hudi's own `hoodie.datasource.write.commitmeta.key.prefix` mechanism, the
+way its streamer keeps its checkpoint). Hudi checks no checkpoint at commit time and, in its default
+single-writer mode, a second writer rolls back or overwrites the first one's files (measured: rows
+lost silently), so loaders hold the table's writer lease (`lease`) while they load. A writer
+killed mid-commit leaves an inflight instant that readers ignore and the next writer rolls back.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from lakeinlet.aws import AwsSection
+from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.model import (
+    REMOVE,
+    RESET,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
+from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.hudi.lease import Lease, held
+from lakeinlet.incremental.targets.hudi.settings import HudiSection
+from lakeinlet.incremental.targets.schema import fallback_schema
+from lakeinlet.spark import empty_frame
+from lakeinlet.storage import delta_uri, hudi_rs_options
+
+META_FIELDS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+               "_hoodie_partition_path", "_hoodie_file_name")
+DEFAULTS = {
+    "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+    "hoodie.datasource.write.commitmeta.key.prefix": tc.META,
+    # Missing columns in a batch are nulls; lakeinlet's reader already cast types to the table's.
+    "hoodie.datasource.write.reconcile.schema": "true",
+    # Each commit writes new files: no rewrite of earlier small files (measured 4x cheaper commits,
+    # and two writers never touch one file group).
+    "hoodie.parquet.small.file.limit": "0",
+    "hoodie.metadata.enable": "false",
+    "hoodie.embed.timeline.server": "false",
+    # Keyless tables look nothing up by key: a 1,000-entry bloom filter instead of a 421 KB one
+    # in every file's footer (measured).
+    "hoodie.index.bloom.num_entries": "1000",
+    "hoodie.bloom.index.filter.type": "DYNAMIC_V0",
+}
+"""lakeinlet's Hudi write options; --hudi-option overrides any of them."""
+DELETE_MARKER = "\x00lakeinlet:replaced"
+"""A value no S3 key can hold (S3 keys cannot carry NUL): rows written with it as _source_key
+are deletions (Hudi's payload delete marker), so one upsert both adds and deletes rows."""
+REPLACING = {"hoodie.payload.delete.field": "_source_key", "hoodie.payload.delete.marker": DELETE_MARKER}
+META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+                "_hoodie_partition_path", "_hoodie_file_name")
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+ARCHIVED_AFTER = 20
+"""Hudi keeps at least this many commits active (hoodie.keep.min.commits); older ones are
+archived where hudi-rs does not read them."""
+
+
+class HudiTarget:
+    """The Hudi table at `uri`; created by its first commit."""
+
+    format = "hudi"
+    checks_after_write = False
+    """Hudi's datasource commits as it writes: a batch is checked before it is written."""
+
+    def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str],
+                 spark_uri: str, section: HudiSection, spark: Callable[[], Any], lease: Lease) -> None:
+        self.uri, self.spark_uri = delta_uri(uri).rstrip("/"), spark_uri.rstrip("/")
+        self.app_id, self.partition_by, self.section = app_id, list(partition_by), section
+        self._spark, self.lease = spark, lease
+        self._storage = hudi_rs_options(aws, self.uri)
+        self._held = False
+
+    def table(self) -> Any:
+        """The table through hudi-rs, or None before its first commit."""
+        from hudi import HudiTableBuilder
+
+        try:
+            return HudiTableBuilder.from_base_uri(self.uri).with_storage_options(self._storage).build()
+        except Exception as exc:  # hudi-rs raises a plain error for "no hoodie.properties"
+            if "hoodie.properties" in str(exc) or "not found" in str(exc).lower():
+                return None
+            raise
+
+    def schema(self) -> pa.Schema | None:
+        t = self.table()
+        if t is None or not self.commits(1):
+            return None
+        schema = pa.schema(t.get_schema())
+        return pa.schema([f for f in schema if f.name not in META_FIELDS])
+
+    def commits(self, limit: int | None = None) -> list[TargetCommit]:
+        """Completed commits of the active timeline, newest first (Hudi archives older ones)."""
+        t = self.table()
+        if t is None:
+            return []
+        timeline = t.get_timeline()
+        instants = timeline.get_completed_commits(desc=True)
+        return [_commit(i, json.loads(timeline.get_instant_metadata_in_json(i)))
+                for i in instants[:limit]]
+
+    def checkpoint(self) -> Checkpoint:
+        found = self.commits()
+        return tc.checkpoint_from(found, self.app_id, found[0].version if found else -1)
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Hold the writer lease for a run (loads and resets): one writer per table."""
+        return held(self.lease, self.section.lease_wait_seconds)
+
+    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
+        """Write the batch's rows and the checkpoint `end` in one Hudi commit (an upsert that
+        also deletes the earlier rows of `replace`, when there are some).
+
+        Raises:
+            CommitConflict: the checkpoint is no longer `start`.
+            LeaseLost: another loader took the lease over (this one stalled past it).
+        """
+        self.lease.check()
+        now = self.checkpoint().position
+        if (now or Position(-1)) != start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
+                                 "another loader committed this batch")
+        earlier = tc.replacing(outcomes, replace) if self.schema() is not None else []
+        victims = self._victims(earlier) if earlier else None
+        if victims is None:
+            meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
+            return self._write(batch.data, batch.schema, meta, self._operation()), list(outcomes)
+        victims, counts = victims
+        outcomes = tc.replaced_outcomes(outcomes, counts)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
+        rows = self._with_deletions(batch.data, victims, batch_id)
+        return self._write(rows, batch.schema, meta, "upsert", REPLACING), list(outcomes)
+
+    def _victims(self, objs: Sequence[PlannedObject]) -> tuple[Any, dict[tuple[str, str], int]] | None:
+        """The table's rows of `objs` (with Hudi's meta columns) and their count per object; None
+        when there are none."""
+        rows = self._spark().read.format("hudi").load(self.spark_uri).where(tc.keys_sql(objs))
+        counts = {(r[0], r[1]): int(r[2]) for r in
+                  rows.groupBy("_source_bucket", "_source_key").count().collect()}
+        return (rows, counts) if counts else None
+
+    def _with_deletions(self, data: Any, victims: Any, batch_id: str) -> Any:
+        """The batch's rows plus `victims` marked deleted, for one upsert: a victim's
+        _source_key becomes the delete marker (no column is added to the table). A keyed table
+        keys both sides by its record key, and a victim the batch rewrites under the same key
+        and partition is left to the upsert; a keyless table's victims keep their generated
+        keys and meta columns (Hudi looks their files up by them), and the batch's rows get
+        keys of their own (Hudi generates none in an upsert)."""
+        from pyspark.sql import functions as F
+
+        if data is None:
+            return victims.withColumn("_source_key", F.lit(DELETE_MARKER))
+        if self.section.hudi_record_key:
+            same = [*self.section.hudi_record_key.split(","), *self.partition_by]
+            victims = victims.join(data.select(*same).distinct(), same, "left_anti").drop(*META_COLUMNS)
+        else:
+            data = data.withColumn("_hoodie_record_key", F.concat(
+                F.lit(f"{batch_id}_"), F.monotonically_increasing_id().cast("string"))).withColumn(
+                "_hoodie_partition_path", _partition_path(self.partition_by))
+        victims = victims.withColumn("_source_key", F.lit(DELETE_MARKER))
+        wanted = {*data.columns, *META_COLUMNS}
+        return data.unionByName(victims.select(*(c for c in victims.columns if c in wanted)),
+                                allowMissingColumns=True)
+
+    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
+                       batch_id: str, decided: Sequence[Outcome],
+                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
+        """Hudi's `delete` of the table's own rows for `objs` (meta columns included: a keyless
+        table deletes by its generated keys), with the checkpoint in the same commit."""
+        self.lease.check()
+        now = self.checkpoint().position
+        if (now or Position(-1)) != start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}")
+        victims, counts = None, {}
+        if self.schema() is not None:
+            victims = self._spark().read.format("hudi").load(self.spark_uri).where(tc.keys_sql(objs))
+            counts = {(r[0], r[1]): int(r[2]) for r in
+                      victims.groupBy("_source_bucket", "_source_key").count().collect()}
+        outcomes = tc.removal_outcomes(objs, decided, counts)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE)
+        if crash:
+            crash("written")
+        if not counts:  # nothing to delete: a commit that only moves the checkpoint
+            return self._write(None, None, meta, "insert"), outcomes
+        return self._write(victims, None, meta, "delete"), outcomes
+
+    def commit_position(self, start: Position | None, to: Position, reason: str,
+                        operation: str = RESET) -> int:
+        """A commit without rows that moves the checkpoint (a reset, or a first run's start)."""
+        self.lease.check()
+        return self._write(None, None, tc.position_meta(self.app_id, start, to, reason, operation),
+                           "insert")
+
+    def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
+        """Loader commits after `target_version` in the active timeline.
+
+        Raises:
+            TerminalError: the ledger is so far behind that Hudi has archived commits it misses.
+        """
+        found = self.commits()
+        behind = bool(found) and 0 <= target_version < found[-1].version
+        if behind and len(found) >= ARCHIVED_AFTER:
+            raise TerminalError(f"{self.uri}: the ledger stops at commit {target_version}, before Hudi's "
+                                f"active timeline (oldest {found[-1].version}); it cannot be repaired")
+        return tc.batches_after(found, self.app_id, target_version)
+
+    def _operation(self) -> str:
+        return "upsert" if self.section.hudi_record_key else "insert"
+
+    def _write(self, data: Any, schema: pa.Schema | None, meta: dict[str, str], operation: str,
+               extra: dict[str, str] | None = None) -> int:
+        spark = self._spark()
+        if data is None:
+            data = empty_frame(spark, _spark_schema(self.schema() or schema or
+                                                    fallback_schema(self.partition_by)))
+        options = self.options(operation) | (extra or {}) | tc.prefixed(meta)
+        data.write.format("hudi").options(**options).mode("append").save(self.spark_uri)
+        head = self.commits(1)
+        if not head or any(head[0].meta.get(k) != v for k, v in meta.items()):
+            raise TerminalError(f"{self.uri}: Hudi returned, but its newest commit does not hold this "
+                                "batch (is hoodie.allow.empty.commit false?)")
+        return head[0].version
+
+    def options(self, operation: str) -> dict[str, str]:
+        """The write options: lakeinlet's defaults, partitioning, key, then --hudi-option."""
+        name = re.sub(r"[^0-9A-Za-z_]", "_", posixpath.basename(self.uri)) or "lakeinlet"
+        opts = DEFAULTS | {"hoodie.table.name": name, "hoodie.datasource.write.operation": operation}
+        if self.partition_by:
+            opts |= {"hoodie.datasource.write.partitionpath.field": ",".join(self.partition_by),
+                     "hoodie.datasource.write.hive_style_partitioning": "true"}
+        if self.section.hudi_record_key:
+            opts["hoodie.datasource.write.recordkey.field"] = self.section.hudi_record_key
+        if self.section.hudi_ordering_field:
+            opts["hoodie.table.ordering.fields"] = self.section.hudi_ordering_field
+        return opts | dict(kv.split("=", 1) for kv in self.section.hudi_option)
+
+    def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
+        """Nothing to do: the next Hudi writer rolls back a failed write and deletes its files."""
+        return []
+
+
+def _partition_path(partition_by: Sequence[str]) -> Any:
+    """The hive-style partition path Hudi gives a row (`a=1/b=x`), as a column."""
+    from pyspark.sql import functions as F
+
+    if not partition_by:
+        return F.lit("")
+    return F.concat_ws("/", *(F.concat(F.lit(f"{c}="), F.coalesce(
+        F.col(c).cast("string"), F.lit(HIVE_DEFAULT_PARTITION))) for c in partition_by))
+
+
+def _commit(instant: Any, meta: dict[str, Any]) -> TargetCommit:
+    stats = [s for files in (meta.get("partitionToWriteStats") or {}).values() for s in files or []]
+    when = datetime.fromtimestamp(int(instant.epoch_mills) / 1000, UTC)
+    return TargetCommit(int(instant.timestamp), when, tc.unprefixed(meta.get("extraMetadata") or {}),
+                        len(stats), sum(int(s.get("totalWriteBytes") or 0) for s in stats))
+
+
+def _spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)

@@ -1,0 +1,368 @@
+"""Adapter: the Iceberg target table. Spark writes; pyiceberg reads the metadata (checkpoint,
+history, schema) without the JVM.
+
+Exactly once: a plain Spark append re-applies itself on top of a concurrent commit (measured), so
+every commit goes through a staging branch. The branch is created at the snapshot the checkpoint
+was read from, the batch (rows, or none) is appended to it with lakeinlet's metadata as snapshot
+summary properties, and `fast_forward` publishes it to `main` only if `main` is still that snapshot;
+otherwise it fails and the loader re-plans (`CommitConflict`). The table is created with an empty
+first snapshot, so there is always one to branch from. Outcomes go to a sidecar file (summaries
+stay in every metadata.json) written before the commit. A location that already holds Iceberg
+metadata the catalog does not know is never created over (that would fork the table).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.model import (
+    REMOVE,
+    RESET,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
+from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, check_catalog_placement
+from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
+from lakeinlet.incremental.targets.schema import fallback_schema
+from lakeinlet.spark import empty_frame
+from lakeinlet.storage import delta_uri, filesystem
+
+CONCURRENT = ("Cannot fast-forward", "metadata refresh is required", "CommitFailedException",
+              "older than last sequence number")
+"""Iceberg's answers when another writer committed first (main moved, or the table's metadata
+changed under a branch operation). A REST catalog server before Iceberg 1.11 answers a concurrent
+commit to another branch with a 400 "Cannot add snapshot with sequence number N older than last
+sequence number N" (apache/iceberg#15001), not a retryable CommitFailedException."""
+FOREIGN_WAIT = (0.5, 1.0, 2.0)
+"""Pauses before a location's metadata that the catalog does not know is called foreign: a loader
+on the same catalog may be between writing its first metadata.json and registering it."""
+PROPERTIES = {"format-version": "2", "write.spark.accept-any-schema": "true",
+              "write.metadata.delete-after-commit.enabled": "true",
+              "write.metadata.previous-versions-max": "100"}
+
+
+class IcebergTarget:
+    """The Iceberg table at `catalog.location`; created on the first commit."""
+
+    format = "iceberg"
+    checks_after_write = True
+
+    def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
+                 spark: Callable[[], Any], outcomes: OutcomeFiles) -> None:
+        self.catalog, self.app_id, self.partition_by = catalog, app_id, list(partition_by)
+        self.uri = catalog.location
+        self._spark, self.outcomes = spark, outcomes
+        self.branch = f"lakeinlet_{uuid.uuid4().hex[:12]}"  # one per process: never shared
+        self._placed = False  # the catalog's placement checked against Spark's master
+
+    def table(self) -> Any:
+        return self.catalog.load()
+
+    def schema(self) -> pa.Schema | None:
+        t = self.table()
+        return None if t is None else _plain(t.schema().as_arrow())
+
+    def commits(self, limit: int | None = None) -> list[TargetCommit]:
+        """main's snapshots, newest first (the branch history readers see)."""
+        return _commits(self.table(), limit)
+
+    def checkpoint(self) -> Checkpoint:
+        found = self.commits()
+        return tc.checkpoint_from(found, self.app_id, found[0].version if found else -1)
+
+    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
+               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
+               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
+        """Publish the batch's rows with the checkpoint `end` iff main is still at `start` (after
+        deleting the earlier rows of `replace` on the staging branch: one fast-forward for both).
+
+        Raises:
+            CommitConflict: another loader moved main since `start` (nothing of this batch shows).
+        """
+        base = self._base(batch.schema, start)
+        where = None
+        if earlier := tc.replacing(outcomes, replace):
+            found = self._counts(base, tc.keys_sql(earlier))
+            outcomes, where = tc.replaced_outcomes(outcomes, found), tc.keys_sql(earlier) if found else None
+        self.outcomes.put(batch_id, outcomes)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, None)
+        return self._publish(base, batch.data, meta, crash, where, check=batch.check_written), list(outcomes)
+
+    def _counts(self, base: int, where: str) -> dict[tuple[str, str], int]:
+        """Rows per (bucket, key) matching `where` at snapshot `base`."""
+        with concurrency(self.uri):
+            branch = self._branch(base)
+        counts = branch.where(where).groupBy("_source_bucket", "_source_key").count().collect()
+        return {(r[0], r[1]): int(r[2]) for r in counts}
+
+    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
+                       batch_id: str, decided: Sequence[Outcome],
+                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
+        """DELETE the rows of `objs` on the staging branch, then an empty append carrying the
+        checkpoint; one fast-forward publishes both."""
+        base = self._base(None, start)
+        where = tc.keys_sql(objs)
+        found = self._counts(base, where)
+        outcomes = tc.removal_outcomes(objs, decided, found)
+        self.outcomes.put(batch_id, outcomes)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, None, REMOVE)
+        return self._publish(base, None, meta, crash, where if found else None), outcomes
+
+    def _branch(self, base: int) -> Any:
+        """The staging branch, (re)created at snapshot `base`, as a DataFrame."""
+        spark, name = self.session(), self.catalog.spark_name
+        spark.sql(f"ALTER TABLE {name} CREATE OR REPLACE BRANCH {self.branch} AS OF VERSION {base}")
+        return spark.table(f"{name}.branch_{self.branch}")
+
+    def commit_position(self, start: Position | None, to: Position, reason: str,
+                        operation: str = RESET) -> int:
+        """A snapshot without rows that moves the checkpoint (a reset, or a first run's start)."""
+        base = self._base(None, None)
+        return self._publish(base, None, tc.position_meta(self.app_id, start, to, reason, operation))
+
+    def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
+        newer = [c for c in self.commits() if c.version > target_version]
+        return tc.batches_after(newer, self.app_id, target_version,
+                                lambda c: self.outcomes.get(c.meta.get("batch", "")))
+
+    def _base(self, schema: pa.Schema | None, start: Position | None) -> int:
+        """Create the table if needed; main's snapshot id, checked against `start`."""
+        t = self.table()
+        if t is None:
+            t = self._foreign_or_none()
+        if t is None:
+            self._create(schema if schema is not None else fallback_schema(self.partition_by))
+            t = self.table()
+        now = tc.checkpoint_from(_commits(t), self.app_id, -1).position
+        if start is not None and (now or Position(-1)) != start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
+                                 "another loader committed this batch")
+        return int(t.current_snapshot().snapshot_id)
+
+    def _foreign_or_none(self) -> Any:
+        """None when the location holds no Iceberg metadata (the table may be created); the table
+        if a creator on this catalog registered it meanwhile.
+
+        Raises:
+            TerminalError: the location holds a table this catalog does not know (creating one
+                would fork it: two metadata chains in one folder, the checkpoint lost).
+        """
+        if self.catalog.section.iceberg_catalog == "hadoop":
+            return None  # the path-based catalog's table is its location
+        found = metadata_files(self.uri, self.catalog)
+        for pause in FOREIGN_WAIT if found else ():
+            time.sleep(pause)
+            t = self.table()
+            if t is not None:
+                return t
+        if found:
+            raise TerminalError(
+                f"{self.uri} already holds an Iceberg table ({found[0]}) that catalog "
+                f"{self.catalog.describe()} does not know as {self.catalog.identifier}: point "
+                "--iceberg-catalog/--iceberg-catalog-uri (and --iceberg-table) at the catalog that "
+                "holds it, or register it there")
+        return None
+
+    def _create(self, schema: pa.Schema) -> None:
+        """The table and its first, empty snapshot in one commit (a second creator just goes on)."""
+        spark = self.session()
+        self._namespace(spark)
+        empty = empty_frame(spark, _spark_schema(schema))
+        w = empty.writeTo(self.catalog.spark_name).using("iceberg")
+        for key, value in (PROPERTIES | self._location()).items():
+            w = w.tableProperty(key, value)
+        if self.partition_by:
+            from pyspark.sql import functions as F
+
+            w = w.partitionedBy(*[F.col(c) for c in self.partition_by])
+        try:
+            w.option("snapshot-property.lakeinlet.operation", "create").create()
+        except Exception as exc:
+            if "TABLE_OR_VIEW_ALREADY_EXISTS" not in str(exc) and "AlreadyExists" not in str(exc):
+                raise
+
+    def _namespace(self, spark: Any) -> None:
+        """CREATE NAMESPACE IF NOT EXISTS, once more if it failed: two creators at once can both
+        find it missing, and the catalog then refuses the second (measured through the REST
+        catalog on a JDBC store: a 500 on the duplicate row); the second try finds it there."""
+        sql = f"CREATE NAMESPACE IF NOT EXISTS {self.catalog.name}.{self.catalog.identifier.split('.')[0]}"
+        try:
+            spark.sql(sql)
+        except Exception:
+            time.sleep(FOREIGN_WAIT[0])
+            spark.sql(sql)
+
+    def _location(self) -> dict[str, str]:
+        return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
+
+    def _publish(self, base: int, data: Any, meta: dict[str, str],
+                 crash: Callable[[str], None] | None = None, delete_where: str | None = None,
+                 check: Callable[[], None] | None = None) -> int:
+        """Branch at `base`, [delete], append (rows or none) with `meta`, [check what the append
+        wrote: raises Reread, main untouched], fast-forward main."""
+        spark, name = self.session(), self.catalog.spark_name
+        with concurrency(self.uri):
+            empty = self._branch(base).limit(0)
+            if delete_where:
+                with commit_properties(spark, {"lakeinlet.operation": "remove-rows-staged"}):
+                    spark.sql(f"DELETE FROM {name}.branch_{self.branch} WHERE {delete_where}")
+            df = data if data is not None else empty
+            w = df.writeTo(f"{name}.branch_{self.branch}").option("mergeSchema", "true") \
+                .option("check-ordering", "false")
+            for key, value in tc.prefixed(meta).items():
+                w = w.option(f"snapshot-property.{key}", value)
+            w.append()
+        if check:
+            check()  # the branch is re-created at the checkpoint's snapshot by the next publish
+        if crash:
+            crash("written")
+        return self._fast_forward(meta)
+
+    def _fast_forward(self, meta: dict[str, str]) -> int:
+        name = self.catalog.spark_name  # qualified: a namespace may share the catalog's name
+        with concurrency(self.uri):
+            self.session().sql(f"CALL {self.catalog.name}.system.fast_forward('{name}', 'main', "
+                               f"'{self.branch}')").collect()
+        head = self.commits(1)
+        if not head or any(head[0].meta.get(k) != v for k, v in meta.items()):
+            raise TerminalError(f"{self.uri}: fast-forward returned but main does not hold this commit")
+        return head[0].version
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Nothing to hold: the fast-forward checks that main is still at the checkpoint."""
+        return nullcontext()
+
+    def session(self) -> Any:
+        """The SparkSession, with this table's catalog settings (set before the catalog's first use)."""
+        spark = self._spark()
+        if not self._placed:  # the master is known for sure only once the session exists
+            check_catalog_placement(self.catalog, spark.sparkContext.master)
+            self._placed = True
+        for key, value in self.catalog.spark_conf().items():
+            if spark.conf.get(key, None) != value:
+                spark.conf.set(key, value)
+        return spark
+
+    def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
+        """Files under the table no snapshot references (a killed writer's), older than the
+        retention (Iceberg's orphan-file action), and branches dead loaders left behind."""
+        spark = self.session()
+        t = self.table()
+        if t is None:
+            return []
+        stale = [r for r in t.metadata.refs if r.startswith("lakeinlet_") and r != self.branch]
+        jt = spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession,
+                                                                           self.catalog.spark_name)
+        older = int((datetime.now(UTC).timestamp() - retention_hours * 3600) * 1000)
+        action = spark._jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession) \
+            .deleteOrphanFiles(jt).olderThan(older)
+        if dry_run:  # the action lists what it would delete and hands each path to this no-op
+            from pyspark.java_gateway import ensure_callback_server_started
+
+            ensure_callback_server_started(spark.sparkContext._gateway)
+            action = action.deleteWith(_KeepFile())
+        files = list(action.execute().orphanFileLocations())
+        if not dry_run:
+            for ref in stale:
+                spark.sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {ref}")
+        return [*files, *(f"branch {r}" for r in stale)]
+
+    def close(self) -> None:
+        """Drop this process's staging branch (what a crash leaves, `vacuum` drops)."""
+        t = self.table()
+        if t is not None and self.branch in t.metadata.refs:
+            self.session().sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {self.branch}")
+
+
+def metadata_files(location: str, catalog: IcebergCatalog) -> list[str]:
+    """The `*.metadata.json` files under `<location>/metadata/` (s3 or local), newest name last."""
+    fs, root = filesystem(delta_uri(location), catalog.aws)
+    infos = fs.get_file_info(pafs.FileSelector(f"{root}/metadata", allow_not_found=True))
+    return sorted(i.path for i in infos if i.path.endswith(".metadata.json"))
+
+
+@contextmanager
+def concurrency(uri: str) -> Iterator[None]:
+    """Iceberg's answers to a concurrent commit become CommitConflict: the loader re-plans from
+    the checkpoint the winner left (nothing of this batch reached main)."""
+    try:
+        yield
+    except Exception as exc:
+        if not any(s in str(exc) for s in CONCURRENT):
+            raise
+        said = next((ln for ln in str(exc).splitlines() if any(s in ln for s in CONCURRENT)), "")
+        raise CommitConflict(f"commit to {uri} lost to a concurrent writer: {said.strip()[:200]}") from exc
+
+
+@contextmanager
+def commit_properties(spark: Any, props: dict[str, str]) -> Iterator[None]:
+    """Snapshot summary properties for SQL row-level commands (DELETE) run on this thread: Iceberg
+    reads them from `CommitMetadata`'s thread-local (set by reflection: PySpark runs the SQL on the
+    Java thread paired with this Python thread). Measured to land in the DELETE's snapshot."""
+    jvm = spark._jvm
+    field = jvm.py4j.reflection.ReflectionUtil.classForName(
+        "org.apache.iceberg.spark.CommitMetadata").getDeclaredField("COMMIT_PROPERTIES")
+    field.setAccessible(True)
+    local = field.get(None)
+    values = jvm.java.util.HashMap()
+    for key, value in props.items():
+        values.put(key, value)
+    local.set(values)
+    try:
+        yield
+    finally:
+        local.remove()
+
+
+class _KeepFile:
+    """A java.util.function.Consumer that deletes nothing (a dry run of the orphan-file action)."""
+
+    def accept(self, path: str) -> None:
+        return None
+
+    class Java:
+        implements: ClassVar[list[str]] = ["java.util.function.Consumer"]
+
+
+def _commits(t: Any, limit: int | None = None) -> list[TargetCommit]:
+    """main's snapshots in the loaded table `t` (None: no table yet), newest first."""
+    out = list[TargetCommit]()
+    snap = None if t is None else t.current_snapshot()
+    while snap is not None and (limit is None or len(out) < limit):
+        out.append(_commit(snap))
+        snap = t.snapshot_by_id(snap.parent_snapshot_id) if snap.parent_snapshot_id else None
+    return out
+
+
+def _commit(snap: Any) -> TargetCommit:
+    summary = snap.summary.additional_properties if snap.summary else {}
+    meta = tc.unprefixed(summary)
+    files, size = summary.get("added-data-files"), summary.get("added-files-size")
+    return TargetCommit(int(snap.sequence_number), datetime.fromtimestamp(snap.timestamp_ms / 1000, UTC),
+                        meta, int(files) if files else 0, int(size) if size else 0)
+
+
+def _plain(schema: pa.Schema) -> pa.Schema:
+    """pyiceberg's arrow schema with large strings/binaries as plain ones (what Spark maps)."""
+    swap = {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}
+    return pa.schema([f.with_type(swap.get(f.type, f.type)) for f in schema])
+
+
+def _spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(_plain(schema))

@@ -1,0 +1,1 @@
+"""What the operator notebooks read and plot: the changelog, the target's commits, the ledger, the DLQ."""
