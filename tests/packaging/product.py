@@ -12,8 +12,8 @@ PACKAGE_DIRS = {"lakeinlet": "lakeinlet", "lakeinlet.sources": "sources",
 """Package → folder in the checkout (`sources/` ships as `lakeinlet.sources`)."""
 HARNESS = ("chaos", "tests")
 """Packages that never ship (the fault-injection harness of tests, bench and `make chaos`; the tests)."""
-NEEDS_EXTRA = {"lakeinlet.observe": "notebooks", "lakeinlet.observe_plots": "notebooks",
-               "lakeinlet.observe_targets": "notebooks"}
+NEEDS_EXTRA = {"lakeinlet.observe.frames": "notebooks", "lakeinlet.observe.plots": "notebooks",
+               "lakeinlet.observe.targets": "notebooks"}
 """Modules that import a dependency of an extra only (pandas, matplotlib for the notebooks)."""
 
 
