@@ -1,7 +1,9 @@
 """boto3 clients built from configuration, never from code.
 
-Endpoints, region and credentials come from configuration or the AWS default chain; botocore's
-own retry mode handles throttling (no retries are stacked on top of it here).
+Endpoints, region and credentials come from configuration or the AWS default chain. botocore's
+adaptive retry mode retries every call made through these clients (throttling, 5xx, dropped
+connections; `max_attempts` retries after the first try). Callers translate what is left and must
+not retry such a call again: `lakeinlet.retry` is for what botocore cannot see.
 """
 
 from __future__ import annotations

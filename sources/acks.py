@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from lakeinlet.errors import LakeinletError
+from lakeinlet.errors import LakeinletError, TransientError
+from lakeinlet.retry import transient
 from lakeinlet.sources.ports import Message, Queue, chunks
 
 log = logging.getLogger("lakeinlet.sources.acks")
@@ -27,17 +29,24 @@ class AckResult:
         return self.deleted + self.superseded
 
 
-class Acker:
-    """Deletes receipt handles; what still fails after `attempts` is left to redelivery.
+class _EntriesFailed(TransientError):
+    """Some entries of a delete call failed on the server side (the call itself succeeded)."""
 
-    Entries that failed through the sender's fault (e.g. ReceiptHandleIsInvalid: the message
-    already came back and was received again) are not retried: the same call would fail again.
+
+class Acker:
+    """Deletes receipt handles; entries that still fail after `attempts` are left to redelivery.
+
+    Entries that failed on the server side are retried (`lakeinlet.retry`, pausing through
+    `sleep`). Entries that failed through the sender's fault (e.g. ReceiptHandleIsInvalid: the
+    message already came back and was received again) are not: the same call would fail again.
+    Nor is a whole call that failed: the queue's client already retried it (botocore).
     A message received twice (two receivers, or a redelivery within the batch) has two handles;
     once one of them is deleted the message is gone, so the other one's failure is no loss.
     """
 
-    def __init__(self, queue: Queue, attempts: int = 3, parallel: int = 8) -> None:
-        self._queue, self._attempts = queue, attempts
+    def __init__(self, queue: Queue, attempts: int = 3, parallel: int = 8,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self._queue, self._attempts, self._sleep = queue, attempts, sleep
         self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="lakeinlet-delete")
 
     def delete(self, messages: Sequence[Message]) -> AckResult:
@@ -53,17 +62,22 @@ class Acker:
     def _delete_chunk(self, chunk: Sequence[str]) -> list[tuple[str, str]]:
         pending = {h: "not attempted" for h in chunk}
         final: list[tuple[str, str]] = []
-        for attempt in range(1, self._attempts + 1):
-            try:
-                failures = self._queue.delete(list(pending))
-            except LakeinletError as exc:  # the whole call failed: retry it, then give up
-                log.warning("delete call failed (attempt %d/%d): %s", attempt, self._attempts, exc)
-                pending = dict.fromkeys(pending, f"delete call failed: {exc}")
-                continue
-            final += [(f.receipt_handle, f"{f.code}: {f.message}") for f in failures if f.sender_fault]
+
+        def attempt() -> None:
+            nonlocal pending
+            failures = self._queue.delete(list(pending))
+            final.extend((f.receipt_handle, f"{f.code}: {f.message}") for f in failures if f.sender_fault)
             pending = {f.receipt_handle: f"{f.code}: {f.message}" for f in failures if not f.sender_fault}
-            if not pending:
-                break
+            if pending:
+                raise _EntriesFailed(f"{len(pending)} delete entries failed on the server side")
+
+        try:
+            transient(self._attempts, sleep=self._sleep, on=_EntriesFailed)(attempt)
+        except _EntriesFailed:
+            pass  # `pending` holds them, left to redelivery
+        except LakeinletError as exc:  # the call itself failed, after the client's own retries
+            log.warning("delete call failed: %s", exc)
+            pending = dict.fromkeys(pending, f"delete call failed: {exc}")
         return final + list(pending.items())
 
     def close(self) -> None:

@@ -1,20 +1,20 @@
 """The SQS adapter of the queue port: the only module that talks to SQS through boto3.
 
-botocore retries throttling itself (adaptive mode, see `lakeinlet.aws`); `translate` is the one
-place SDK errors become TransientError or TerminalError.
+botocore retries throttling, 5xx and dropped connections itself (adaptive mode, see
+`lakeinlet.aws`), so each call here is made once; `translate` is the one place SDK errors become
+TransientError or TerminalError. Nothing here retries again: the poller's receive loop is the one
+outer retry of `receive`.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
-from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.errors import TerminalError, TransientError
+from lakeinlet.errors import TerminalError
 from lakeinlet.queues import QueueDepths, depths_from, queue_url_of, translate
 from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute
 
@@ -22,18 +22,15 @@ from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute
 class SqsQueue:
     """The queue at `queue_url`, through a ready boto3 SQS client (thread-safe, shared)."""
 
-    def __init__(self, sqs: Any, queue_url: str, sleep: Callable[[float], None] = time.sleep,
-                 attempts: int = 3) -> None:
+    def __init__(self, sqs: Any, queue_url: str) -> None:
         self._sqs, self.queue_url = sqs, queue_url
-        self._call = retry(retry=retry_if_exception_type(TransientError),
-                           stop=stop_after_attempt(attempts), sleep=sleep, reraise=True,
-                           wait=wait_exponential(multiplier=0.2, max=5))(self._call_once)
 
     @classmethod
     def from_config(cls, queue_url: str, aws: AwsSection) -> SqsQueue:
         return cls(client("sqs", aws, max_pool_connections=64), queue_url)
 
-    def _call_once(self, action: str, **kwargs: Any) -> Any:
+    def _call(self, action: str, **kwargs: Any) -> Any:
+        """One boto3 call (botocore retries it as configured), its errors translated."""
         try:
             return getattr(self._sqs, action)(QueueUrl=self.queue_url, **kwargs)
         except (ClientError, BotoCoreError) as exc:

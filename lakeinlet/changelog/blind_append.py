@@ -83,7 +83,7 @@ class DeltaAppender:
 
     def _commit(self, body: bytes, commit_id: str) -> int:
         version, taken = self._next, 0
-        while True:
+        while True:  # Delta's protocol, not an error retry: a taken version means try the next one
             if self._store.put_if_absent(log_path(version), body):
                 self._next = version + 1
                 return version

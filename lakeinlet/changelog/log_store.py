@@ -8,7 +8,9 @@ what delta-rs does with `aws_conditional_put=etag`). Both writers can therefore 
 from __future__ import annotations
 
 import os
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
@@ -17,11 +19,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import LakeinletError, TerminalError, TransientError
+from lakeinlet.retry import transient
 
 EXISTS = {"PreconditionFailed", "412"}
 """S3's answer to a conditional PUT whose key exists."""
 RACE = {"ConditionalRequestConflict", "409"}
 """S3's answer when another conditional PUT of the same key was in flight: ask again."""
+PUT_ATTEMPTS = 5
+"""Conditional PUTs of one key while S3 answers RACE (botocore does not retry a 409)."""
 
 
 class LogStore(Protocol):
@@ -72,12 +77,18 @@ class LocalStore:
 
 
 class S3Store:
-    """A table under s3://bucket/prefix, through a ready boto3 S3 client (thread-safe)."""
+    """A table under s3://bucket/prefix, through a ready boto3 S3 client (thread-safe).
 
-    def __init__(self, uri: str, aws: AwsSection, s3: Any = None) -> None:
+    botocore retries each call (throttling, 5xx, dropped connections); `lakeinlet.retry` retries
+    only what it cannot see: a conditional PUT that raced another, a body cut short mid-read.
+    """
+
+    def __init__(self, uri: str, aws: AwsSection, s3: Any = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         parsed = urlparse(uri)
         self.bucket, self.prefix = parsed.netloc, parsed.path.strip("/")
         self.s3 = s3 or client("s3", aws)
+        self._sleep = sleep
 
     def _key(self, path: str) -> str:
         return f"{self.prefix}/{path}" if self.prefix else path
@@ -86,30 +97,34 @@ class S3Store:
         self._call("PUT", path, Body=data)
 
     def put_if_absent(self, path: str, data: bytes) -> bool:
-        for _ in range(5):
-            try:
-                self._call("PUT", path, Body=data, IfNoneMatch="*")
-                return True
-            except _Answered as answer:
-                if answer.code in EXISTS:
-                    return False
-                if answer.code not in RACE:
-                    raise answer.error from None
-        raise TransientError(f"conditional PUT of s3://{self.bucket}/{self._key(path)} kept racing")
+        return bool(transient(PUT_ATTEMPTS, sleep=self._sleep, on=_Raced)(self._put_if_absent, path, data))
+
+    def _put_if_absent(self, path: str, data: bytes) -> bool:
+        try:
+            self._call("PUT", path, Body=data, IfNoneMatch="*")
+            return True
+        except _Answered as answer:
+            if answer.code in EXISTS:
+                return False
+            if answer.code in RACE:
+                raise _Raced(f"{answer.error} (another conditional PUT of it was in flight)") from None
+            raise answer.error from None
 
     def get(self, path: str, attempts: int = 3) -> bytes | None:
         """The object's bytes, or None if there is none; a body cut short is read again."""
-        for attempt in range(1, attempts + 1):
-            try:
-                return bytes(self._call("GET", path)["Body"].read())
-            except _Answered as answer:
-                if answer.code in ("NoSuchKey", "404"):
-                    return None
-                raise answer.error from None
-            except BotoCoreError as exc:  # ResponseStreamingError: the connection broke mid-body
-                if attempt == attempts:
-                    raise TransientError(f"GET s3://{self.bucket}/{self._key(path)}: {exc}") from exc
-        raise AssertionError("unreachable")
+        return transient(attempts, sleep=self._sleep, on=_BodyCut)(self._get, path)
+
+    def _get(self, path: str) -> bytes | None:
+        try:
+            body = self._call("GET", path)["Body"]
+        except _Answered as answer:
+            if answer.code in ("NoSuchKey", "404"):
+                return None
+            raise answer.error from None
+        try:
+            return bytes(body.read())
+        except BotoCoreError as exc:  # ResponseStreamingError: the connection broke mid-body
+            raise _BodyCut(f"GET s3://{self.bucket}/{self._key(path)}: {exc}") from exc
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         key = self._key(path)
@@ -120,6 +135,14 @@ class S3Store:
             raise _Answered(exc, translate(exc, f"{method} s3://{self.bucket}/{key}")) from exc
         except BotoCoreError as exc:
             raise TransientError(f"{method} s3://{self.bucket}/{key}: {exc}") from exc
+
+
+class _Raced(TransientError):
+    """S3 answered a conditional PUT with RACE: another one of the same key was in flight."""
+
+
+class _BodyCut(TransientError):
+    """The connection broke while reading a GET's body (after botocore's retries are over)."""
 
 
 class _Answered(Exception):

@@ -68,7 +68,7 @@ class MotoServer:
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=out, stderr=out, start_new_session=True, env=os.environ | TEST_CREDENTIALS)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline:  # waiting for the process to listen: not an error retry
             if self._proc.poll() is not None:
                 raise RuntimeError(f"moto server exited with code {self._proc.returncode}")
             with socket.socket() as sock:

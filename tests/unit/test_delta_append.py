@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from botocore.exceptions import ResponseStreamingError
+from botocore.exceptions import ClientError, ResponseStreamingError
 from deltalake import DeltaTable, write_deltalake
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.blind_append import DeltaAppender, LogState, TableChanged, log_path
-from lakeinlet.changelog.log_store import LocalStore, S3Store
+from lakeinlet.changelog.log_store import PUT_ATTEMPTS, LocalStore, S3Store
 from lakeinlet.changelog.reader import DeltaChangelog, changelog_table
 from lakeinlet.changelog.writer import OpenDeltaChangelog
-from lakeinlet.errors import TransientError
+from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.events import ObjectEvent, ReceivedEvent, to_changelog_table
 from tests.conftest import received_rows
 
@@ -158,13 +158,60 @@ class FlakyS3:
 
 
 def test_a_log_read_cut_short_is_read_again() -> None:
-    s3 = FlakyS3(cuts=2)
-    assert S3Store("s3://b/cl", AwsSection(), s3).get(log_path(3)) == b"commit"
-    assert s3.calls == 3
+    s3, sleeps = FlakyS3(cuts=2), []
+    assert S3Store("s3://b/cl", AwsSection(), s3, sleep=sleeps.append).get(log_path(3)) == b"commit"
+    assert s3.calls == 3 and len(sleeps) == 2
 
 
 def test_a_log_read_that_keeps_breaking_is_a_transient_error() -> None:
     s3 = FlakyS3(cuts=5)
     with pytest.raises(TransientError, match="IncompleteRead"):
-        S3Store("s3://b/cl", AwsSection(), s3).get(log_path(3))
+        S3Store("s3://b/cl", AwsSection(), s3, sleep=lambda s: None).get(log_path(3))
     assert s3.calls == 3
+
+
+def s3_error(code: str, status: int) -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": f"{code} happened"},
+                        "ResponseMetadata": {"HTTPStatusCode": status}}, "PutObject")
+
+
+class RacingS3:
+    """put_object fails with `error` `times` times, then succeeds."""
+
+    def __init__(self, error: ClientError, times: int) -> None:
+        self.error, self.times, self.calls = error, times, 0
+
+    def put_object(self, **_: object) -> dict[str, object]:
+        self.calls += 1
+        if self.calls <= self.times:
+            raise self.error
+        return {}
+
+
+def test_a_conditional_put_that_raced_another_is_asked_again() -> None:
+    s3, sleeps = RacingS3(s3_error("ConditionalRequestConflict", 409), times=2), []
+    assert S3Store("s3://b/cl", AwsSection(), s3, sleep=sleeps.append).put_if_absent(log_path(3), b"c")
+    assert s3.calls == 3 and len(sleeps) == 2
+
+
+def test_a_conditional_put_that_keeps_racing_is_a_transient_error() -> None:
+    s3 = RacingS3(s3_error("ConditionalRequestConflict", 409), times=50)
+    with pytest.raises(TransientError, match="ConditionalRequestConflict"):
+        S3Store("s3://b/cl", AwsSection(), s3, sleep=lambda s: None).put_if_absent(log_path(3), b"c")
+    assert s3.calls == PUT_ATTEMPTS
+
+
+@pytest.mark.parametrize(("error", "outcome"), [
+    (s3_error("PreconditionFailed", 412), False),  # the version is taken: the appender's protocol
+    (s3_error("AccessDenied", 403), TerminalError),
+    (s3_error("ServiceUnavailable", 503), TransientError),  # botocore retried it already
+])
+def test_other_put_answers_are_not_retried_here(error: ClientError, outcome: object) -> None:
+    s3 = RacingS3(error, times=50)
+    store = S3Store("s3://b/cl", AwsSection(), s3, sleep=lambda s: None)
+    if isinstance(outcome, type):
+        with pytest.raises(outcome):
+            store.put_if_absent(log_path(3), b"c")
+    else:
+        assert store.put_if_absent(log_path(3), b"c") is outcome
+    assert s3.calls == 1
