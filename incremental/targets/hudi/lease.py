@@ -76,6 +76,7 @@ class S3Lease:
         self.etag: str | None = None
         self.lost = False
         self._stop = threading.Event()
+        self._renewing = threading.Lock()
         self._beat: threading.Thread | None = None
 
     def _read(self) -> tuple[LeaseRecord | None, str | None]:
@@ -137,17 +138,25 @@ class S3Lease:
     def _heartbeat(self) -> None:
         while not self._stop.wait(self.ttl / 3):
             try:
-                renewed = self._put(self.clock() + self.ttl, IfMatch=self.etag or "")
+                renewed = self.renew()
             except Exception:  # a failed renewal is retried next beat; `check` has the last word
                 continue
             if not renewed:
                 self.lost = True
                 return
 
+    def renew(self) -> bool:
+        """Extend the lease by its time if this loader still holds it (the heartbeat's beat);
+        never between `check`'s read and its comparison."""
+        with self._renewing:
+            return self._put(self.clock() + self.ttl, IfMatch=self.etag or "")
+
     def check(self) -> None:
         """Raise LeaseLost unless this loader still holds the lease (called before a commit)."""
-        record, etag = self._read()
-        if self.lost or record is None or record.holder != self.holder or etag != self.etag \
+        with self._renewing:  # a renewal between the read and the comparison would change the etag
+            record, etag = self._read()
+            mine = etag == self.etag
+        if self.lost or record is None or record.holder != self.holder or not mine \
                 or record.expires_at < self.clock():
             self.lost = True
             raise LeaseLost(f"the writer lease s3://{self.bucket}/{self.key} was taken over: "
@@ -158,8 +167,8 @@ class S3Lease:
         if self._beat is not None:
             self._beat.join()
             self._beat = None
-        if not self.lost:  # expire it now (conditionally): the next loader need not wait
-            self._put(0.0, IfMatch=self.etag or "")
+        if not self.lost and self.etag:  # expire it now (conditionally): the next loader need not wait
+            self._put(0.0, IfMatch=self.etag)
 
 
 class LocalLease:
