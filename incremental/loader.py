@@ -1,10 +1,6 @@
-"""Orchestration of one batch and of a drain, over the ports (no SDK imports here).
-
-Steps of a batch, each a named crash point for tests: plan → `planned` → HEAD + Spark read and
-checks → `read` → the target writes and commits (rows + checkpoint, atomic; `written` where the
-format has a point between the two) → `committed` → quarantine and ledger appends →
-`ledger_written`. A crash anywhere is recovered by rerunning: before the commit nothing is
-visible; after it the checkpoint has moved and the ledger is repaired from the commit metadata.
+"""Orchestration of one batch and of a drain over the ports: plan → HEAD → read → stage → check
+→ publish (rows + checkpoint, atomic) → quarantine and ledger. A crash anywhere is recovered by
+rerunning: nothing is visible before the publish, and the ledger is repaired from the target after it.
 """
 
 from __future__ import annotations
@@ -15,6 +11,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 from lakeinlet.errors import CommitConflict, TerminalError
@@ -38,12 +35,13 @@ from lakeinlet.incremental.ports import (
     NOTHING_READ,
     ChangelogPort,
     LedgerPort,
+    Load,
     ObjectHead,
     ObjectStorePort,
     QuarantinePort,
     ReadBatch,
     ReaderPort,
-    Reread,
+    Removal,
     TargetPort,
     Unreadable,
 )
@@ -51,13 +49,7 @@ from lakeinlet.logs import event
 
 log = logging.getLogger("lakeinlet.loader")
 Ref = tuple[str, str]
-CRASH_POINTS = ("planned", "read", "written", "committed", "ledger_written")
 MAX_CONFLICTS = 20
-
-
-class Crash(RuntimeError):
-    """Raised at a named step when a test injects a crash there."""
-
 
 @dataclass(frozen=True)
 class BatchReport:
@@ -110,15 +102,12 @@ class Loader:
     filters: Filters = field(default_factory=Filters)
     quarantine: QuarantinePort | None = None
     on_missing_checkpoint: str = "earliest"
-    crash_at: str | None = None
+    hold: Callable[[], AbstractContextManager[None]] = nullcontext
+    """What a run holds while it writes (a writer lease, for formats that need one)."""
     clock: Callable[[], float] = time.monotonic
     _writing: bool = field(default=False, init=False, repr=False)
     _head_version: int = field(default=-1, init=False, repr=False)
     _pending: list[tuple[int, str, list[Outcome]]] = field(default_factory=list, init=False, repr=False)
-
-    def _crash(self, step: str) -> None:
-        if self.crash_at == step:
-            raise Crash(f"injected crash at {step}")
 
     def start(self) -> Position:
         """The checkpoint, or the first-run position the strategy picks. `latest` is resolved
@@ -156,8 +145,8 @@ class Loader:
 
     @contextlib.contextmanager
     def _held(self) -> Iterator[None]:
-        """What the target holds while this loader writes (once per run; see TargetPort.writing)."""
-        with self.target.writing():
+        """What this loader holds while it writes (once per run; see `hold`)."""
+        with self.hold():
             self._writing = True
             try:
                 yield
@@ -173,50 +162,43 @@ class Loader:
             return None
         batch_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
         seconds["plan"] = self.clock() - t0
-        self._crash("planned")
         if plan.removals:
             return self._remove(plan, start, batch_id, seconds, t0)
         readable, decided, heads = self._check(plan)
         earlier = self._earlier(readable)
-        one_pass, staged = bool(getattr(self.target, "checks_after_write", False)), False
+        one_pass, staged_quarantine = self.target.stages_rows, False
         while True:
             batch = self.reader().read(readable, batch_id, self.target.schema(), heads,
                                        single_pass=one_pass) if readable else NOTHING_READ
             seconds.setdefault("read", self.clock() - t0 - seconds["plan"])
-            self._crash("read")
             outcomes = [*plan.decided, *decided, *_read_outcomes(readable, batch)]
             try:
                 if self.quarantine is not None and batch.malformed is not None:
                     self.quarantine.stage(batch.malformed, batch_id)
-                    staged = True
-                version, outcomes = self.target.commit(batch, start, plan.end, batch_id, outcomes,
-                                                       crash=self._crash, replace=earlier)
-                break
-            except Reread as why:  # the one-pass write found something: read again, checking first
-                if not one_pass:
-                    raise
-                event(log, "reread", level=logging.INFO, batch_id=batch_id, reason=str(why))
+                    staged_quarantine = True
+                staged = self.target.stage(Load(batch, outcomes, earlier), start, plan.end, batch_id)
+                if (why := batch.problem()) is None:
+                    version = self.target.publish(staged)
+                    break
+                staged.discard()  # the one-pass write found something: read again, checking first
+                event(log, "reread", level=logging.INFO, batch_id=batch_id, reason=why)
                 one_pass, batch_id = False, f"{batch_id}-checked"
             finally:
                 batch.release()
         seconds["commit"] = self.clock() - t0 - sum(seconds.values())
-        self._crash("committed")
-        self._record(outcomes, version, batch_id, staged)
-        self._crash("ledger_written")
+        self._record(staged.outcomes, version, batch_id, staged_quarantine)
         seconds["total"] = self.clock() - t0
-        return BatchReport(batch_id, plan, version, tuple(outcomes), seconds)
+        return BatchReport(batch_id, plan, version, tuple(staged.outcomes), seconds)
 
     def _remove(self, plan: LoadPlan, start: Position, batch_id: str, seconds: dict[str, float],
                 t0: float) -> BatchReport:
         """A batch of ObjectRemoved events: delete their rows with the checkpoint, in one commit."""
-        version, outcomes = self.target.commit_removal(plan.removals, start, plan.end, batch_id,
-                                                       plan.decided, crash=self._crash)
+        staged = self.target.stage(Removal(plan.removals, plan.decided), start, plan.end, batch_id)
+        version = self.target.publish(staged)
         seconds["commit"] = self.clock() - t0 - sum(seconds.values())
-        self._crash("committed")
-        self._append_ledger(outcomes, version, batch_id)
-        self._crash("ledger_written")
+        self._append_ledger(staged.outcomes, version, batch_id)
         seconds["total"] = self.clock() - t0
-        return BatchReport(batch_id, plan, version, tuple(outcomes), seconds)
+        return BatchReport(batch_id, plan, version, tuple(staged.outcomes), seconds)
 
     def _record(self, outcomes: Sequence[Outcome], version: int, batch_id: str, staged: bool) -> None:
         """After the commit: the quarantine's staged records, then the ledger (both idempotent

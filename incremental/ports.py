@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -56,25 +55,16 @@ class ReadBatch:
     """What reading cached, freed by `release` once the batch is committed."""
     verify: Callable[[], str | None] | None = None
     """Set when `data` was not checked before it is written (one pass: the checks ride on the
-    write): after writing and before committing, the target calls `check_written`."""
+    write): the loader calls `problem` after staging and before publishing."""
 
     def release(self) -> None:
         for df in self.cached:
             df.unpersist()
 
-    def check_written(self) -> None:
-        """After the write, before the commit: the checks the write collected.
-
-        Raises:
-            Reread: something an object-by-object read must classify (the written files must
-                not be committed; the loader reads the batch again, checking before writing).
-        """
-        if self.verify is not None and (why := self.verify()) is not None:
-            raise Reread(why)
-
-
-class Reread(Exception):
-    """The one-pass write of a batch found something to classify per object (see ReadBatch)."""
+    def problem(self) -> str | None:
+        """After the rows were staged: what the checks that rode on the write found, which an
+        object-by-object read must classify (the staged rows are then discarded); None: nothing."""
+        return None if self.verify is None else self.verify()
 
 
 NOTHING_READ = ReadBatch(None, None, {}, {}, {})
@@ -123,53 +113,56 @@ class ReaderPort(Protocol):
         ...
 
 
-class TargetPort(Protocol):
-    """One target table, whatever its format (Delta, Hudi, Iceberg): see `targets/`."""
+@dataclass(frozen=True)
+class Load:
+    """A batch's rows to load, with every planned object's outcome; with `replace`, the objects
+    whose earlier versions' rows are deleted in the same commit (--on-overwrite replace)."""
 
-    uri: str
-    app_id: str
-    checks_after_write: bool
-    """Whether it calls `ReadBatch.check_written` between writing and committing (then the reader
-    may check while writing, in one pass; Hudi's datasource commits as it writes: False)."""
+    batch: ReadBatch
+    outcomes: Sequence[Outcome]
+    replace: Sequence[PlannedObject] = ()
+
+
+@dataclass(frozen=True)
+class Removal:
+    """The rows of `objs` to delete (ObjectRemoved events), with the batch's decided outcomes."""
+
+    objs: Sequence[PlannedObject]
+    decided: Sequence[Outcome]
+
+
+class Staged(Protocol):
+    """A change written to the target but not visible yet: what `publish` makes visible."""
+
+    outcomes: list[Outcome]
+    """Every planned object's outcome as the commit records it (rows deleted included)."""
+
+    def discard(self) -> None:
+        """Drop what staging wrote (what is left, `vacuum` deletes later)."""
+        ...
+
+
+class TargetPort(Protocol):
+    """One target table as the loader writes it, whatever its format: see `targets/`."""
+
+    stages_rows: bool
+    """Whether `stage` writes a Load's rows (Delta, Iceberg), so checks that ride on the write can
+    run before `publish`; Hudi's datasource writes and commits at once in `publish`: False."""
 
     def checkpoint(self) -> Checkpoint: ...
 
     def schema(self) -> Any | None: ...
 
-    def writing(self) -> AbstractContextManager[None]:
-        """What a run holds while it writes (Hudi: the table's writer lease; others: nothing)."""
+    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> Staged:
+        """Write the change, invisible to readers, to be published with the checkpoint `end`."""
         ...
 
-    def commits(self, limit: int | None = None) -> list[TargetCommit]:
-        """The table's commits, newest first (`limit`: at most that many)."""
-        ...
-
-    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
-               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
-        """Write and commit the batch's rows with the checkpoint `end`, atomically; returns the
-        version and the outcomes as recorded in the commit.
-
-        Args:
-            replace: objects whose earlier versions' rows (by _source_bucket/_source_key) are
-                deleted in the same commit, for those of them this batch loads (their outcomes
-                then count the rows deleted: `replaced_rows`).
+    def publish(self, staged: Staged) -> int:
+        """Make the staged change and its checkpoint visible in one commit; returns its version.
 
         Raises:
-            CommitConflict: the checkpoint is no longer `start` (another loader won); nothing of
-                this batch is visible.
-        """
-        ...
-
-    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
-                       batch_id: str, decided: Sequence[Outcome],
-                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
-        """Delete the rows of `objs` (by _source_bucket/_source_key) with the checkpoint `end`, in
-        one commit; returns the version and every outcome (`decided` + one `removed` per object,
-        with the rows it deleted), as recorded in the commit.
-
-        Raises:
-            CommitConflict: the checkpoint is no longer `start`.
+            CommitConflict: the checkpoint is no longer the staged change's `start` (another
+                loader won); nothing of it is visible.
         """
         ...
 
@@ -180,6 +173,49 @@ class TargetPort(Protocol):
     def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
         """(target version, batch id, outcomes) of loader commits after `target_version`."""
         ...
+
+
+class TargetView(Protocol):
+    """One target table as commands and operator views read it (no format branch outside targets/)."""
+
+    uri: str
+    app_id: str
+
+    def checkpoint(self) -> Checkpoint: ...
+
+    def schema(self) -> Any | None: ...
+
+    def commits(self, limit: int | None = None) -> list[TargetCommit]:
+        """The table's commits, newest first (`limit`: at most that many)."""
+        ...
+
+    def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]: ...
+
+    def rows(self, columns: Sequence[str] | None = None) -> Any:
+        """The table's rows (only `columns`, if given) as a pyarrow Table, read by the format's own
+        reader without Spark; the format's own meta columns are left out.
+
+        Raises:
+            FileNotFoundError: there is no table yet.
+        """
+        ...
+
+
+class TargetUpkeep(Protocol):
+    """What commands do to a target besides loading: clean up, and release what a run holds."""
+
+    def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
+        """Files no commit references (and stale staging state), older than the retention;
+        deleted unless `dry_run`. Returns what was (or would be) deleted."""
+        ...
+
+    def release(self) -> None:
+        """Drop what this process staged in the table and did not publish (idempotent)."""
+        ...
+
+
+class Target(TargetPort, TargetView, TargetUpkeep, Protocol):
+    """Every role of a target adapter (what the factory builds)."""
 
 
 class QuarantinePort(Protocol):

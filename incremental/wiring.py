@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.incremental.changelog_reader import ChangelogReader
@@ -15,6 +17,10 @@ from lakeinlet.incremental.plan import Caps, Filters
 from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import build_target, spark_needs
+
+if TYPE_CHECKING:
+    from lakeinlet.incremental.ports import Target
+    from lakeinlet.incremental.read.reader import SparkReader
 
 log = logging.getLogger("lakeinlet.loader")
 
@@ -27,9 +33,10 @@ class Parts:
     changelog: DeltaChangelog
     ledger: DeltaLedger
     quarantine: DeltaQuarantine
+    target: Target
+    hold: Callable[[], AbstractContextManager[None]] = field(default=nullcontext)
+    """What a run holds while it writes the target (see `targets.Built`)."""
     spark: Any = None
-    target: Any = None
-    """The TargetPort adapter (set by `build`)."""
     _store: S3ObjectStore | None = None
 
     def session(self) -> Any:
@@ -49,11 +56,10 @@ class Parts:
         """Release what the run holds in the target (Iceberg's staging branch); a run that never
         started Spark has nothing to release. A failure here is logged, never raised: the run's
         outcome stands, and `vacuum` cleans what is left."""
-        close = getattr(self.target, "close", None)
-        if close is None or self.spark is None:
+        if self.spark is None:
             return
         try:
-            close()
+            self.target.release()
         except Exception as exc:  # the batch outcome is decided already
             log.warning("could not release the target's staging state: %s", exc)
 
@@ -64,17 +70,17 @@ class Parts:
                                         parquet=self.config.read.source_format == "parquet")
         return self._store
 
-    def reader(self) -> Any:
+    def reader(self) -> SparkReader:
         from lakeinlet.incremental.read.reader import SparkReader
 
         return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
                            footers=self.store().footers)
 
-    def loader(self, crash_at: str | None = None) -> Loader:
+    def loader(self) -> Loader:
         cfg = self.config
-        reader = None
+        reader: SparkReader | None = None
 
-        def lazy_reader() -> Any:  # Spark starts only when a batch has something to read
+        def lazy_reader() -> SparkReader:  # Spark starts only when a batch has something to read
             nonlocal reader
             reader = reader or self.reader()
             return reader
@@ -85,12 +91,17 @@ class Parts:
                       target=self.target, ledger=self.ledger, caps=caps,
                       filters=Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix),
                       quarantine=self.quarantine,
-                      on_missing_checkpoint=cfg.run.on_missing_checkpoint, crash_at=crash_at)
+                      on_missing_checkpoint=cfg.run.on_missing_checkpoint, hold=self.hold)
 
 
 def build(config: LoaderConfig, spark: Any = None) -> Parts:
+    """Every adapter of one run from its configuration (Spark starts on first use, or `spark`)."""
     t, aws = config.tables, config.aws
+    def lazy_session() -> Any:  # the target is built before Parts, which owns the session
+        return parts.session()
+
+    built = build_target(config, lazy_session)
     parts = Parts(config, DeltaChangelog(t.changelog or "", aws), DeltaLedger(t.ledger_uri, aws, t.app_id),
-                  DeltaQuarantine(t.quarantine_uri, aws, t.app_id, t.spark_scheme), spark)
-    parts.target = build_target(config, parts.session)
+                  DeltaQuarantine(t.quarantine_uri, aws, t.app_id, t.spark_scheme), built.target,
+                  built.hold, spark)
     return parts

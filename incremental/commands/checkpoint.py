@@ -7,13 +7,15 @@ ledger holds in a final status are skipped, so a reset backwards re-loads only w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from lakeinlet.changelog.reader import CommitInfo, DeltaChangelog
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import RESET, Checkpoint, Position
-from lakeinlet.incremental.ports import TargetPort
+from lakeinlet.incremental.ports import Target
 from lakeinlet.incremental.targets.commits import newest_reset
 
 
@@ -37,7 +39,7 @@ class CheckpointView:
         return out
 
 
-def show(target: TargetPort, changelog: DeltaChangelog, now: datetime | None = None) -> CheckpointView:
+def show(target: Target, changelog: DeltaChangelog, now: datetime | None = None) -> CheckpointView:
     """The checkpoint, the changelog versions after it (time, events) and the lag."""
     cp = target.checkpoint()
     pos = cp.position or Position(-1)
@@ -103,7 +105,7 @@ def resolve(changelog: DeltaChangelog, to_version: int | None, to_time: datetime
     return Position(changelog.version_at(to_time))
 
 
-def plan_reset(target: TargetPort, changelog: DeltaChangelog, to: Position, reason: str) -> ResetPlan:
+def plan_reset(target: Target, changelog: DeltaChangelog, to: Position, reason: str) -> ResetPlan:
     current = target.checkpoint().position
     cur = current or Position(-1)
     low, high = sorted((to.complete, cur.complete))
@@ -145,7 +147,7 @@ def between(changelog: DeltaChangelog, after: int, until: int) -> tuple[list[Com
     return [found[v] for v in sorted(found)], missing
 
 
-def _applied(target: TargetPort, to: Position, reason: str) -> int | None:
+def _applied(target: Target, to: Position, reason: str) -> int | None:
     """The target version of the newest reset, if it was this same request (same target, reason)."""
     reset = newest_reset(target.commits(), target.app_id)
     if reset is not None and reset.position == to and reset.meta.get("reason") == reason:
@@ -153,9 +155,11 @@ def _applied(target: TargetPort, to: Position, reason: str) -> int | None:
     return None
 
 
-def apply_reset(target: TargetPort, plan: ResetPlan, reason: str) -> int | None:
-    """Commit the reset (None when it was already applied)."""
+def apply_reset(target: Target, plan: ResetPlan, reason: str,
+                hold: Callable[[], AbstractContextManager[None]] = nullcontext) -> int | None:
+    """Commit the reset, holding what a writer of the target holds (None when it was already
+    applied)."""
     if plan.already_applied is not None:
         return None
-    with target.writing():
+    with hold():
         return target.commit_position(plan.current, plan.to, reason, RESET)

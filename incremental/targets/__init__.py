@@ -7,6 +7,7 @@ proves the jars are there); `lakeinlet.spark` turns that into the session.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,7 @@ from lakeinlet.errors import ConfigError
 from lakeinlet.storage import absolute_local, spark_uri
 
 if TYPE_CHECKING:  # settings import this package's sections: no import cycle at run time
-    from lakeinlet.incremental.ports import TargetPort
+    from lakeinlet.incremental.ports import Target
     from lakeinlet.incremental.settings import LoaderConfig
 
 FORMATS = ("delta", "hudi", "iceberg")
@@ -39,26 +40,46 @@ class SparkNeeds:
     required: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> TargetPort:
+@dataclass(frozen=True)
+class Built:
+    """The target adapter, and what a run holds while it writes to it."""
+
+    target: Target
+    hold: Callable[[], AbstractContextManager[None]] = nullcontext
+    """Hudi: the table's writer lease (its commits do not check the checkpoint); others: nothing
+    (their commits do)."""
+
+
+def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> Built:
     """The adapter for `--target-format` (`spark` starts the session only when a target needs it)."""
     t, aws = config.tables, config.aws
     if t.target_format == "delta":
         from lakeinlet.incremental.targets.delta.target import DeltaTarget
 
-        return DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme, spark)
+        return Built(DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme, spark))
     if t.target_format == "iceberg":
         from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
         from lakeinlet.incremental.targets.iceberg.target import IcebergTarget
 
-        return IcebergTarget(catalog_of(config), t.app_id, t.partition_by, spark,
-                             OutcomeFiles(t.ledger_uri.rstrip("/") + "/_pending", aws))
+        return Built(IcebergTarget(catalog_of(config), t.app_id, t.partition_by, spark,
+                                   OutcomeFiles(t.ledger_uri.rstrip("/") + "/_pending", aws)))
     if t.target_format == "hudi":
         from lakeinlet.incremental.targets.hudi.target import HudiTarget
 
         table = absolute_local(t.table or "")
-        return HudiTarget(table, aws, t.app_id, t.partition_by,
+        hudi = HudiTarget(table, aws, t.app_id, t.partition_by,
                           spark_uri(table, t.spark_scheme), config.hudi, spark, writer_lease(config))
+        return Built(hudi, hudi.writing)
     raise ConfigError([f"--target-format {t.target_format}: expected one of {', '.join(FORMATS)}"])
+
+
+def local_settings(target_format: str, folder: str) -> dict[str, str]:
+    """Settings for a throw-away local run with its files in `folder`: an Iceberg catalog (SQLite)
+    there (a table on the emulator's S3 needs one named, and it must not outlive the emulator's
+    tables); nothing for Delta and Hudi, which need no catalog."""
+    if target_format != "iceberg":
+        return {}
+    return {"iceberg_catalog_uri": f"jdbc:sqlite:{folder}/iceberg-catalog.db"}
 
 
 def writer_lease(config: LoaderConfig) -> Any:

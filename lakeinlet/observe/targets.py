@@ -1,9 +1,6 @@
-"""The target table as an operator sees it, whatever its format (Delta, Hudi, Iceberg): opened
-read-only through the loader's target port, its rows read by the format's own reader (delta-rs,
-hudi-rs, pyiceberg; never Spark), and one row per loader commit built from the commits alone.
-
-Each reader has a pure counterpart (`*_from_*`) that tests feed with recorded values.
-"""
+"""The target table as an operator sees it, whatever its format: opened read-only through the
+loader's target port, its rows read by the format's own reader (delta-rs, hudi-rs, pyiceberg; never
+Spark), one row per loader commit built from the commits alone; `*_from_*` are the pure parts."""
 
 from __future__ import annotations
 
@@ -17,10 +14,10 @@ import pyarrow as pa
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.incremental.model import CHECKPOINTING, LOAD, LOADED, REMOVE, Outcome, TargetCommit
-from lakeinlet.incremental.ports import TargetPort
+from lakeinlet.incremental.ports import Target
 from lakeinlet.incremental.settings import LoaderConfig, TablesSection
+from lakeinlet.incremental.targets import local_settings
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
-from lakeinlet.storage import delta_uri, storage_options
 
 DEFAULT_APP_ID = TablesSection().app_id
 TABLE_OPTIONS = ("ledger", "spark_scheme", "partition_by")
@@ -28,7 +25,7 @@ TABLE_OPTIONS = ("ledger", "spark_scheme", "partition_by")
 
 
 def open_target(table_uri: str, aws: AwsSection, target_format: str = "delta",
-                app_id: str | None = None, **options: Any) -> TargetPort:
+                app_id: str | None = None, **options: Any) -> Target:
     """The loader's adapter for the table, for reading only (it has no Spark session).
 
     Args:
@@ -43,7 +40,7 @@ def open_target(table_uri: str, aws: AwsSection, target_format: str = "delta",
     from lakeinlet.incremental.targets import build_target
 
     config = _config(table_uri, aws, target_format, app_id or DEFAULT_APP_ID, options)
-    return build_target(config, _no_spark)
+    return build_target(config, _no_spark).target
 
 
 def _config(table_uri: str, aws: AwsSection, target_format: str, app_id: str,
@@ -63,12 +60,8 @@ def _no_spark() -> Any:
 
 
 def local_catalog(target_format: str, folder: str | Path) -> dict[str, str]:
-    """Settings for a throw-away local run: an Iceberg catalog (SQLite) in `folder` (a table on the
-    emulator's S3 needs one named, and it must not outlive the emulator's tables); nothing for
-    Delta and Hudi, which need no catalog."""
-    if target_format != "iceberg":
-        return {}
-    return {"iceberg_catalog_uri": f"jdbc:sqlite:{Path(folder).resolve() / 'iceberg-catalog.db'}"}
+    """Settings for a throw-away local run with its catalog (if the format has one) in `folder`."""
+    return local_settings(target_format, str(Path(folder).resolve()))
 
 
 def target_flags(target_format: str, **options: Any) -> list[str]:
@@ -81,39 +74,11 @@ def target_flags(target_format: str, **options: Any) -> list[str]:
 
 # ---- rows ---------------------------------------------------------------------------------------
 
-def delta_query(uri: str, aws: AwsSection, sql: str) -> pa.Table:
-    """Run `sql` over the Delta table at `uri` (registered as `t`) with delta-rs."""
-    from deltalake import DeltaTable, QueryBuilder
-
-    uri = delta_uri(uri)
-    dt = DeltaTable(uri, storage_options=storage_options(aws, uri))
-    return pa.table(QueryBuilder().register("t", dt).execute(sql).read_all())
-
-
 def target_rows(table_uri: str, aws: AwsSection, target_format: str = "delta",
                 columns: Sequence[str] | None = None, **options: Any) -> pa.Table:
     """The target's rows (only `columns`, if given) as the format's own reader returns them;
     Hudi's `_hoodie_*` columns are left out, so every format shows the same columns."""
-    target = open_target(table_uri, aws, target_format, **options)
-    if target_format == "delta":
-        cols = ", ".join(f'"{c}"' for c in columns) if columns else "*"
-        return delta_query(target.uri, aws, f"SELECT {cols} FROM t")
-    table = target.table()  # each adapter keeps its format's native handle (not in the port)
-    if table is None:
-        raise FileNotFoundError(f"{table_uri}: no {target_format} table there (yet)")
-    if target_format == "hudi":
-        return _hudi_rows(table, columns)
-    return table.scan(selected_fields=tuple(columns or ("*",))).to_arrow()
-
-
-def _hudi_rows(table: Any, columns: Sequence[str] | None) -> pa.Table:
-    from hudi import HudiReadOptions
-
-    batches = table.read(HudiReadOptions(projection=list(columns)) if columns else None)
-    rows = pa.Table.from_batches(batches) if batches else pa.schema(table.get_schema()).empty_table()
-    if columns:
-        rows = rows.select(list(columns))
-    return rows.drop_columns([c for c in rows.column_names if c.startswith("_hoodie_")])
+    return open_target(table_uri, aws, target_format, **options).rows(columns)
 
 
 def target_frame(table_uri: str, aws: AwsSection, target_format: str = "delta",

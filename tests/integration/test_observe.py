@@ -25,6 +25,7 @@ from lakeinlet.incremental.targets.schema import LINEAGE_SCHEMA
 from lakeinlet.observe import frames as observe
 from lakeinlet.storage import storage_options
 from tests.conftest import unique
+from tests.targets import commit
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 11, 22, 4, 0, tzinfo=UTC)
@@ -56,7 +57,7 @@ def lake(aws: AwsSection) -> dict[str, str]:
                 Outcome(planned(events[1], 0), LOADED, rows=7),
                 Outcome(planned(events[2], 1), CORRUPT, "no parseable record (3 malformed)")]
     target = DeltaTarget(uris["table"], aws, "lakeinlet-loader")
-    version, _ = target.commit(NOTHING_READ, Position(-1), Position(1), "batch-1", outcomes)
+    version, _ = commit(target, NOTHING_READ, Position(-1), Position(1), "batch-1", outcomes)
     DeltaLedger(uris["ledger"], aws, "lakeinlet-loader").append(outcomes, version, "batch-1")
     target.commit_position(Position(1), Position(0), "look again")
     return uris
@@ -141,7 +142,7 @@ def load(target: DeltaTarget, ledger: DeltaLedger, start: Position, end: Positio
     parts = [rows_of(ev, ids, batch) for ev, ids in objects]
     read = ReadBatch(ArrowFrame(parts, target.fs), parts[0].schema, {}, {}, {})
     outcomes = [Outcome(planned(ev, end.complete), LOADED, rows=len(ids)) for ev, ids in objects]
-    ledger.append(outcomes, target.commit(read, start, end, batch, outcomes)[0], batch)
+    ledger.append(outcomes, commit(target, read, start, end, batch, outcomes)[0], batch)
 
 
 def test_compaction_and_vacuum_change_no_load_batch(aws: AwsSection) -> None:

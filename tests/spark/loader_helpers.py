@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from deltalake import DeltaTable
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import DeltaChangelog
@@ -24,7 +23,6 @@ from lakeinlet.incremental.settings import LoaderConfig, PlanSection, ReadSectio
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 from lakeinlet.incremental.wiring import Parts, build
 from lakeinlet.spark import SparkSection
-from lakeinlet.storage import storage_options
 from tests.conftest import unique
 from tests.spark.conftest import ICEBERG_URI_ENV
 
@@ -75,26 +73,20 @@ def parts(config: LoaderConfig, spark: Any) -> Parts:
 
 def target_rows(parts_: Parts) -> pa.Table:
     """The target's rows as another engine reads them: delta-rs, hudi-rs or pyiceberg (not the
-    Spark that wrote them)."""
-    target, aws = parts_.target, parts_.config.aws
-    if target.format == "hudi":
-        t = target.table()
-        got = pa.Table.from_batches(t.read()) if t is not None else pa.table({})
-        return got.drop_columns([c for c in got.column_names if c.startswith("_hoodie_")])
-    if target.format == "iceberg":
-        t = target.table()
-        return t.scan().to_arrow() if t is not None else pa.table({})
-    dt = DeltaTable(target.uri, storage_options=storage_options(aws, target.uri))
-    return dt.to_pyarrow_dataset().to_table()
+    Spark that wrote them); an empty table before the first commit."""
+    try:
+        return parts_.target.rows()
+    except FileNotFoundError:
+        return pa.table({})
 
 
 def spark_rows(spark: Any, parts_: Parts) -> Any:
     """The target as Spark reads it with the format's own reader (Delta through delta-spark)."""
-    target = parts_.target
-    if target.format == "iceberg":
+    target, fmt = parts_.target, parts_.config.tables.target_format
+    if fmt == "iceberg":
         return spark.table(target.catalog.spark_name)
     uri = "s3a://" + target.uri[len("s3://"):] if target.uri.startswith("s3://") else target.uri
-    return spark.read.format(target.format).load(uri)
+    return spark.read.format(fmt).load(uri)
 
 
 def ledger_rows(parts_: Parts) -> list[dict[str, Any]]:

@@ -17,7 +17,6 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.dev.samples import SCHEMA_DDL, make_files, make_rows
 from lakeinlet.events import ObjectEvent
 from lakeinlet.incremental.job import main
-from lakeinlet.incremental.loader import CRASH_POINTS, Crash
 from lakeinlet.incremental.model import Position
 from tests.spark.loader_helpers import (
     ledger_rows,
@@ -30,12 +29,10 @@ from tests.spark.loader_helpers import (
     target_rows,
     upload,
 )
+from tests.targets import CRASH_POINTS, Crash, crashing
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 NOW = datetime.now(UTC)
-NO_WRITTEN_POINT = {"hudi"}
-"""Formats whose write and commit are one action (Hudi's datasource): no `written` crash point;
-a kill in the middle of it is the SIGKILL tests' job."""
 
 
 def ids(table: pa.Table) -> list[int]:
@@ -72,7 +69,7 @@ def test_a_crash_at_every_step_then_a_rerun_loads_exactly_once(spark: Any, aws: 
                                                                target_format: str) -> None:
     landing, lake, s3 = new_lake(aws)
     p = parts(make_config(aws, lake, target_format=target_format, max_files=2), spark)
-    steps = [s for s in CRASH_POINTS if not (s == "written" and target_format in NO_WRITTEN_POINT)]
+    steps = list(CRASH_POINTS)
     files = make_files("parquet", 2 * len(steps), 2)
     expected: list[int] = []
     for i, step in enumerate(steps):
@@ -80,7 +77,7 @@ def test_a_crash_at_every_step_then_a_rerun_loads_exactly_once(spark: Any, aws: 
         events = upload(s3, landing, pair)
         record(p.changelog, [*events, events[0]])  # with a duplicate notification
         with pytest.raises(Crash):
-            p.loader(crash_at=step).run_batch()
+            crashing(p.loader(), step).run_batch()
         p.loader().drain()
         expected += [r["order_id"] for f in pair for r in f.rows]
         assert ids(target_rows(p)) == sorted(expected), step

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.dev.samples import make_files
-from lakeinlet.incremental.loader import CRASH_POINTS, Crash
-from lakeinlet.incremental.model import Outcome, PlannedObject, Position
-from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.targets.delta.files import list_written
 from lakeinlet.storage import filesystem
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, record, target_rows, upload
+from tests.targets import CRASH_POINTS, Crash, crashing
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -36,7 +33,7 @@ def test_crash_then_rerun_is_exactly_once(spark: Any, aws: AwsSection, step: str
     record(p.changelog, events[3:] + events[:1])
     p.loader().run_batch()  # one clean batch first, so the crash hits a table with history
     with pytest.raises(Crash):
-        p.loader(crash_at=step).run_batch()
+        crashing(p.loader(), step).run_batch()
     summary = p.loader().drain()
     table = target_rows(p)
     assert Counter(table.column("order_id").to_pylist()) == Counter(
@@ -50,7 +47,7 @@ def test_crash_then_rerun_is_exactly_once(spark: Any, aws: AwsSection, step: str
 
 
 class RacingTarget:
-    """Delegates to the real target; both loaders meet at a barrier right before committing."""
+    """Delegates to the real target; both loaders meet at a barrier right before publishing."""
 
     def __init__(self, inner: Any, barrier: threading.Barrier) -> None:
         self.inner, self.barrier, self.waited = inner, barrier, False
@@ -58,14 +55,11 @@ class RacingTarget:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Any = None,
-               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
+    def publish(self, staged: Any) -> int:
         if not self.waited:
             self.waited = True
             self.barrier.wait(timeout=180)
-        version, recorded = self.inner.commit(batch, start, end, batch_id, outcomes, crash, replace)
-        return int(version), recorded
+        return int(self.inner.publish(staged))
 
 
 def test_two_loaders_at_once_commit_each_batch_once(spark: Any, aws: AwsSection) -> None:

@@ -31,14 +31,14 @@ pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 def compact(p: Parts, spark: Any) -> int:
     """Rewrite the table's data files with the format's own tool; returns how many it has now."""
-    target = p.target
-    if target.format == "delta":
+    target, fmt = p.target, p.config.tables.target_format
+    if fmt == "delta":
         dt = DeltaTable(target.uri, storage_options=storage_options(p.config.aws, target.uri))
         dt.optimize.compact()
         dt.vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
         return len(DeltaTable(target.uri, storage_options=storage_options(p.config.aws, target.uri))
                    .file_uris())
-    if target.format == "iceberg":
+    if fmt == "iceberg":
         cat = target.catalog
         target.session().sql(f"CALL {cat.name}.system.rewrite_data_files(table => '{cat.spark_name}', "
                              "options => map('min-input-files', '2'))").collect()
@@ -61,7 +61,7 @@ def load_and_reset(p: Parts, aws: AwsSection, landing: str, s3: Any) -> list[int
     record(p.changelog, events[:3])
     record(p.changelog, [events[3], put(s3, landing, "json/broken.jsonl", b"\x00\x01 not json\n" * 3)])
     p.loader().drain()
-    with p.target.writing():
+    with p.hold():
         p.target.commit_position(Position(1), Position(0), "look again", RESET)
     return sorted(r["order_id"] for f in files for r in f.rows)
 
@@ -97,10 +97,11 @@ def save(p: Parts, path: Path) -> None:
     """The target's commits (and Iceberg's outcome files) as the unit tests read them."""
     commits = p.target.commits()
     sidecars = {}
-    if p.target.format == "iceberg":
+    if p.config.tables.target_format == "iceberg":
         batches = {c.meta["batch"] for c in commits if c.operation == "load"}
         sidecars = {b: [o.to_list() for o in p.target.outcomes.get(b)] for b in sorted(batches)}
-    doc = {"recorded": f"tests/spark/test_observe_formats.py, {p.target.format} target after compaction",
+    fmt = p.config.tables.target_format
+    doc = {"recorded": f"tests/spark/test_observe_formats.py, {fmt} target after compaction",
            "commits": [{"version": c.version, "timestamp": c.timestamp.isoformat(timespec="milliseconds"),
                         "meta": dict(sorted(c.meta.items())), "files": c.files, "bytes": c.bytes}
                        for c in commits], "sidecars": sidecars}

@@ -17,6 +17,7 @@ from lakeinlet.incremental.model import Outcome, PlannedObject, Position
 from lakeinlet.incremental.plan import Caps
 from lakeinlet.incremental.ports import NOTHING_READ
 from lakeinlet.incremental.targets.delta.target import DeltaTarget
+from tests.targets import commit
 
 pytestmark = pytest.mark.unit
 AWS = AwsSection()
@@ -36,7 +37,7 @@ def _outcome(key: str) -> Outcome:
 
 
 def _load(target: DeltaTarget, start: Position, end: Position, key: str) -> int:
-    return target.commit(NOTHING_READ, start, end, f"batch-{key}", [_outcome(key)])[0]
+    return commit(target, NOTHING_READ, start, end, f"batch-{key}", [_outcome(key)])[0]
 
 
 def test_show_reports_checkpoint_and_lag(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.model import Outcome, PlannedObject, Position
 from lakeinlet.incremental.ports import NOTHING_READ
 from lakeinlet.incremental.targets.delta.target import DeltaTarget
+from tests.targets import commit
 
 pytestmark = pytest.mark.unit
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
@@ -32,7 +33,7 @@ def _append(cl: DeltaChangelog, version: int, events: int) -> None:
 def _loaded_to(tmp: Path, complete: int) -> DeltaTarget:
     target = DeltaTarget(str(tmp / "t"), AwsSection(), "app")
     obj = PlannedObject("b", "k", "e", None, 10, "id-k", NOW, 0)
-    target.commit(NOTHING_READ, Position(-1), Position(complete), "batch", [Outcome(obj, "loaded", "", 1)])
+    commit(target, NOTHING_READ, Position(-1), Position(complete), "batch", [Outcome(obj, "loaded", "", 1)])
     return target
 
 

@@ -20,6 +20,7 @@ from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.targets.delta.files import data_files, partition_values
 from lakeinlet.incremental.targets.delta.target import DeltaTarget
 from lakeinlet.storage import filesystem
+from tests.targets import commit
 
 pytestmark = pytest.mark.unit
 
@@ -44,7 +45,7 @@ def test_committed_files_carry_footer_stats_and_are_read_back(tmp_path: Path) ->
     schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")), ("day", pa.string())])
     target = DeltaTarget(str(root), AwsSection(), "app", ["day"])
     target._write = lambda df, batch_id: files  # type: ignore[method-assign]  # what Spark wrote
-    target.commit(ReadBatch(object(), schema, {}, {}, {}), Position(-1), Position(0), "b1", [])
+    commit(target, ReadBatch(object(), schema, {}, {}, {}), Position(-1), Position(0), "b1", [])
     dt = target.table()
     assert dt is not None
     actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()[0]
@@ -72,7 +73,7 @@ def test_vacuum_deletes_only_old_unreferenced_files(tmp_path: Path, capsys: Any)
     target = DeltaTarget(str(root), AwsSection(), "app")
     fs, base = filesystem(str(root), AwsSection())
     target._write = lambda df, batch_id: data_files(fs, base, "data/b1", [])  # type: ignore[method-assign]
-    target.commit(ReadBatch(object(), pa.schema([("id", pa.int64())]), {}, {}, {}), Position(-1),
+    commit(target, ReadBatch(object(), pa.schema([("id", pa.int64())]), {}, {}, {}), Position(-1),
                   Position(0), "b1", [])
     crashed = _batch(root, "b2-crashed", [3], age_hours=5)  # a batch that never committed
     running = _batch(root, "b3-running", [4])  # a batch being written right now

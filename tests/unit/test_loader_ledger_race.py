@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from lakeinlet.incremental.loader import Crash
-from tests.unit.test_loader_unit import FakeChangelog, FakeLedger, FakeTarget, loaded_rows, make
+from tests.fakes import FakeChangelog, FakeLedger, FakeTarget, loaded_rows, make
+from tests.targets import Crash, crashing
 
 pytestmark = pytest.mark.unit
 
@@ -31,17 +31,17 @@ def two_batches() -> tuple[FakeChangelog, FakeTarget, FakeLedger]:
 
 def test_the_race_loser_does_not_reload_what_a_winner_that_died_before_its_ledger_append_loaded() -> None:
     changelog, target, ledger = two_batches()
-    winner = make(changelog, target, ledger, crash_at="committed")
+    winner = crashing(make(changelog, target, ledger), "committed")
     loser = make(changelog, target, ledger)
-    real_commit = target.commit
+    real_publish = target.publish
 
     def winner_commits_first(*args: Any, **kw: Any) -> int:
-        target.commit = real_commit  # type: ignore[method-assign]
+        target.publish = real_publish  # type: ignore[method-assign]
         with pytest.raises(Crash):
             winner.run_batch()  # commits a and b, then dies before its ledger append
-        return real_commit(*args, **kw)  # the loser's commit of the same batch: a conflict
+        return real_publish(*args, **kw)  # the loser's commit of the same batch: a conflict
 
-    target.commit = winner_commits_first  # type: ignore[method-assign]
+    target.publish = winner_commits_first  # type: ignore[method-assign]
     summary = loser.drain()
     make(changelog, target, ledger).drain()
     assert summary.conflicts == 1

@@ -17,6 +17,7 @@ from lakeinlet.incremental.job import main
 from lakeinlet.incremental.model import Outcome, PlannedObject, Position
 from lakeinlet.incremental.ports import NOTHING_READ
 from lakeinlet.incremental.targets.delta.target import DeltaTarget
+from tests.targets import commit
 
 pytestmark = pytest.mark.unit
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
@@ -42,7 +43,7 @@ def _lake(tmp_path: Path) -> tuple[DeltaChangelog, DeltaTarget, list[str]]:
         cl.append([ReceivedEvent(ev, f"m{v}", NOW, f"p{v}")] * 2, {"poll_batch": f"p{v}"})
     target = DeltaTarget(str(tmp_path / "orders"), AwsSection(), "lakeinlet-loader")
     obj = PlannedObject("b", "k0", "e", None, 10, "e0", NOW, 0)
-    target.commit(NOTHING_READ, Position(-1), Position(-1, 1), "batch-1", [Outcome(obj, "loaded", "", 3)])
+    commit(target, NOTHING_READ, Position(-1), Position(-1, 1), "batch-1", [Outcome(obj, "loaded", "", 3)])
     return cl, target, ["--changelog", cl.uri, "--table", target.uri]
 
 

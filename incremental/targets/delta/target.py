@@ -11,7 +11,8 @@ checkpoint is checked again just before committing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import suppress
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,18 +34,37 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import ReadBatch, Reread
+from lakeinlet.incremental.ports import Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta.files import DataFile, data_files, list_written
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.storage import delta_uri, filesystem, spark_uri, storage_options
 
 
+@dataclass
+class Staged:
+    """A batch's Parquet files written under `data/<batch id>/` (a removal's rewritten files and
+    the RemoveActions of those they replace), committed by `publish`."""
+
+    target: DeltaTarget
+    outcomes: list[Outcome]
+    files: list[DataFile]
+    start: Position
+    end: Position
+    batch_id: str
+    schema: pa.Schema | None = None
+    replace: Sequence[PlannedObject] = ()
+    removal: tuple[DeltaTable, list[AddAction | RemoveAction]] | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def discard(self) -> None:
+        self.target.discard(self.files)
+
+
 class DeltaTarget:
     """The target table at `uri`; created on the first commit with the first batch's schema."""
 
-    format = "delta"
-    checks_after_write = True
+    stages_rows = True
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str] = (),
                  spark_scheme: str = "s3a", spark: Callable[[], Any] | None = None) -> None:
@@ -93,34 +113,39 @@ class DeltaTarget:
         self._seen = found
         return found
 
-    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
-               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
-        """Write the batch's rows as Parquet, then commit the files and the checkpoint `end` in
-        one transaction (with the rewrite of the files holding earlier rows of `replace`).
+    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> Staged:
+        """A load: Spark writes its rows as Parquet. A removal: the files holding rows of its
+        objects are rewritten without them (the checkpoint is checked first)."""
+        if isinstance(change, Removal):
+            return self._stage_removal(change, start, end, batch_id)
+        data = change.batch.data
+        files = self._write(data, batch_id) if data is not None else []
+        return Staged(self, list(change.outcomes), files, start, end, batch_id, change.batch.schema,
+                      change.replace)
+
+    def publish(self, staged: Staged) -> int:
+        """Commit the staged files and the checkpoint `end` in one transaction (with the rewrite
+        of the files holding earlier rows of `replace`).
 
         Raises:
             CommitConflict: the checkpoint is no longer `start` (another loader committed this
                 batch) or a concurrent commit touched the same app id.
         """
-        files = self._write(batch.data, batch_id) if batch.data is not None else []
-        try:
-            batch.check_written()
-        except Reread:
-            self._discard(files)
-            raise
-        if crash:
-            crash("written")
-        dt = self._ensure(batch.schema if batch.schema is not None else self._fallback_schema())
-        self._check_start(start, dt)
-        self._check_files(files)
+        if staged.removal is not None:
+            dt, removed = staged.removal
+            return self._commit(dt, [*removed, *(_add(f) for f in staged.files)], staged.end, staged.meta)
+        dt = self._ensure(staged.schema if staged.schema is not None else self._fallback_schema())
+        self._check_start(staged.start, dt)
+        self._check_files(staged.files)
         removes: list[AddAction | RemoveAction] = []
-        if earlier := tc.replacing(outcomes, replace):
-            counts, removes, kept = self._without(dt, earlier, f"{batch_id}-kept")
+        files, outcomes = staged.files, staged.outcomes
+        if earlier := tc.replacing(outcomes, staged.replace):
+            counts, removes, kept = self._without(dt, earlier, f"{staged.batch_id}-kept")
             outcomes, files = tc.replaced_outcomes(outcomes, counts), [*files, *kept]
-        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes) | {
+        staged.outcomes = list(outcomes)
+        meta = tc.load_meta(self.app_id, staged.batch_id, staged.start, staged.end, outcomes) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
-        return self._commit(dt, [*removes, *(_add(f) for f in files)], end, meta), list(outcomes)
+        return self._commit(dt, [*removes, *(_add(f) for f in files)], staged.end, meta)
 
     def _write(self, df: Any, batch_id: str) -> list[DataFile]:
         """Spark writes the rows under `data/<batch id>/`: a folder per attempt, so a crashed
@@ -129,7 +154,7 @@ class DeltaTarget:
         df.write.mode("append").partitionBy(*self.partition_by).parquet(f"{self.spark_uri}/{folder}")
         return data_files(self.fs, self.root, folder, self.partition_by)
 
-    def _discard(self, files: Sequence[DataFile]) -> None:
+    def discard(self, files: Sequence[DataFile]) -> None:
         """Delete a write no commit will reference (what is left, `vacuum` deletes later)."""
         for f in files:
             with suppress(OSError):
@@ -185,20 +210,17 @@ class DeltaTarget:
         assert done is not None
         return int(done.version())
 
-    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
-                       batch_id: str, decided: Sequence[Outcome],
-                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
-        """Rewrite the files holding rows of `objs` without them: the old files' RemoveActions,
-        the new files' AddActions and the checkpoint in one transaction."""
+    def _stage_removal(self, change: Removal, start: Position, end: Position, batch_id: str) -> Staged:
+        """Rewrite the files holding rows of the objects without them; `publish` commits the old
+        files' RemoveActions, the new files' AddActions and the checkpoint in one transaction."""
+        objs = change.objs
         dt = self._ensure(self._fallback_schema())
         self._check_start(start, dt)
         counts, removes, files = self._without(dt, objs, batch_id) if objs else ({}, [], [])
-        if crash:
-            crash("written")
-        outcomes = tc.removal_outcomes(objs, decided, counts)
+        outcomes = tc.removal_outcomes(objs, change.decided, counts)
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
-        return self._commit(dt, [*removes, *(_add(f) for f in files)], end, meta), outcomes
+        return Staged(self, outcomes, files, start, end, batch_id, removal=(dt, removes), meta=meta)
 
     def _without(self, dt: DeltaTable, objs: Sequence[PlannedObject], batch_id: str) -> tuple[
             dict[tuple[str, str], int], list[AddAction | RemoveAction], list[DataFile]]:
@@ -246,9 +268,18 @@ class DeltaTarget:
     def _fallback_schema(self) -> pa.Schema:
         return self.schema() or fallback_schema(self.partition_by)
 
-    def writing(self) -> AbstractContextManager[None]:
-        """Nothing to hold: the commit itself checks the checkpoint (txn + re-check)."""
-        return nullcontext()
+    def rows(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The table's rows read by delta-rs (its SQL engine; no Spark)."""
+        from deltalake import QueryBuilder
+
+        dt = self.table()
+        if dt is None:
+            raise FileNotFoundError(f"{self.uri}: no delta table there (yet)")
+        cols = ", ".join(f'"{c}"' for c in columns) if columns else "*"
+        return pa.table(QueryBuilder().register("t", dt).execute(f"SELECT {cols} FROM t").read_all())
+
+    def release(self) -> None:
+        """Nothing is held between batches: a staged batch is files no commit references."""
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Files the log does not reference (a crashed or losing batch's folder, removed files),

@@ -16,6 +16,7 @@ import posixpath
 import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,7 +33,7 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.ports import Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.hudi.lease import Lease, held
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
@@ -70,11 +71,26 @@ ARCHIVED_AFTER = 20
 archived where hudi-rs does not read them."""
 
 
+@dataclass
+class Staged:
+    """A commit to make: rows (or none) and the Hudi operation that writes them with `meta`."""
+
+    outcomes: list[Outcome]
+    start: Position
+    meta: dict[str, str]
+    data: Any
+    schema: pa.Schema | None
+    operation: str
+    extra: dict[str, str] | None = None
+
+    def discard(self) -> None:
+        """Nothing was written."""
+
+
 class HudiTarget:
     """The Hudi table at `uri`; created by its first commit."""
 
-    format = "hudi"
-    checks_after_write = False
+    stages_rows = False
     """Hudi's datasource commits as it writes: a batch is checked before it is written."""
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str],
@@ -121,31 +137,37 @@ class HudiTarget:
         """Hold the writer lease for a run (loads and resets): one writer per table."""
         return held(self.lease, self.section.lease_wait_seconds)
 
-    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
-               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
-        """Write the batch's rows and the checkpoint `end` in one Hudi commit (an upsert that
-        also deletes the earlier rows of `replace`, when there are some).
+    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> Staged:
+        """What the commit will write: the batch's rows (with the table's earlier rows of a
+        `replace` object marked deleted: one upsert), or a removal's rows to delete. Hudi's
+        datasource writes and commits at once, so nothing is written here."""
+        if isinstance(change, Removal):
+            return self._stage_removal(change, start, end, batch_id)
+        batch, outcomes = change.batch, list(change.outcomes)
+        earlier = tc.replacing(outcomes, change.replace) if self.schema() is not None else []
+        victims = self._victims(earlier) if earlier else None
+        if victims is None:
+            meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
+            return Staged(outcomes, start, meta, batch.data, batch.schema, self._operation())
+        rows, counts = victims
+        outcomes = tc.replaced_outcomes(outcomes, counts)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
+        return Staged(outcomes, start, meta, self._with_deletions(batch.data, rows, batch_id), batch.schema,
+                      "upsert", REPLACING)
+
+    def publish(self, staged: Staged) -> int:
+        """Write and commit the staged rows with the checkpoint, in one Hudi commit.
 
         Raises:
-            CommitConflict: the checkpoint is no longer `start`.
+            CommitConflict: the checkpoint is no longer the staged `start`.
             LeaseLost: another loader took the lease over (this one stalled past it).
         """
         self.lease.check()
         now = self.checkpoint().position
-        if (now or Position(-1)) != start:
-            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
+        if (now or Position(-1)) != staged.start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {staged.start} to {now}: "
                                  "another loader committed this batch")
-        earlier = tc.replacing(outcomes, replace) if self.schema() is not None else []
-        victims = self._victims(earlier) if earlier else None
-        if victims is None:
-            meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
-            return self._write(batch.data, batch.schema, meta, self._operation()), list(outcomes)
-        victims, counts = victims
-        outcomes = tc.replaced_outcomes(outcomes, counts)
-        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
-        rows = self._with_deletions(batch.data, victims, batch_id)
-        return self._write(rows, batch.schema, meta, "upsert", REPLACING), list(outcomes)
+        return self._write(staged.data, staged.schema, staged.meta, staged.operation, staged.extra)
 
     def _victims(self, objs: Sequence[PlannedObject]) -> tuple[Any, dict[tuple[str, str], int]] | None:
         """The table's rows of `objs` (with Hudi's meta columns) and their count per object; None
@@ -178,27 +200,19 @@ class HudiTarget:
         return data.unionByName(victims.select(*(c for c in victims.columns if c in wanted)),
                                 allowMissingColumns=True)
 
-    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
-                       batch_id: str, decided: Sequence[Outcome],
-                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
-        """Hudi's `delete` of the table's own rows for `objs` (meta columns included: a keyless
-        table deletes by its generated keys), with the checkpoint in the same commit."""
-        self.lease.check()
-        now = self.checkpoint().position
-        if (now or Position(-1)) != start:
-            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}")
+    def _stage_removal(self, change: Removal, start: Position, end: Position, batch_id: str) -> Staged:
+        """Hudi's `delete` of the table's own rows for the objects (meta columns included: a
+        keyless table deletes by its generated keys), with the checkpoint in the same commit."""
         victims, counts = None, {}
         if self.schema() is not None:
-            victims = self._spark().read.format("hudi").load(self.spark_uri).where(tc.keys_sql(objs))
+            victims = self._spark().read.format("hudi").load(self.spark_uri).where(tc.keys_sql(change.objs))
             counts = {(r[0], r[1]): int(r[2]) for r in
                       victims.groupBy("_source_bucket", "_source_key").count().collect()}
-        outcomes = tc.removal_outcomes(objs, decided, counts)
+        outcomes = tc.removal_outcomes(change.objs, change.decided, counts)
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE)
-        if crash:
-            crash("written")
         if not counts:  # nothing to delete: a commit that only moves the checkpoint
-            return self._write(None, None, meta, "insert"), outcomes
-        return self._write(victims, None, meta, "delete"), outcomes
+            return Staged(outcomes, start, meta, None, None, "insert")
+        return Staged(outcomes, start, meta, victims, None, "delete")
 
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:
@@ -249,6 +263,22 @@ class HudiTarget:
         if self.section.hudi_ordering_field:
             opts["hoodie.table.ordering.fields"] = self.section.hudi_ordering_field
         return opts | dict(kv.split("=", 1) for kv in self.section.hudi_option)
+
+    def rows(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The table's rows read by hudi-rs (no Spark), without Hudi's `_hoodie_*` columns."""
+        from hudi import HudiReadOptions
+
+        table = self.table()
+        if table is None:
+            raise FileNotFoundError(f"{self.uri}: no hudi table there (yet)")
+        batches = table.read(HudiReadOptions(projection=list(columns)) if columns else None)
+        rows = pa.Table.from_batches(batches) if batches else pa.schema(table.get_schema()).empty_table()
+        if columns:
+            rows = rows.select(list(columns))
+        return rows.drop_columns([c for c in rows.column_names if c.startswith("_hoodie_")])
+
+    def release(self) -> None:
+        """Nothing is staged between batches (the lease is released by `writing`'s exit)."""
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Nothing to do: the next Hudi writer rolls back a failed write and deletes its files."""

@@ -16,7 +16,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -29,11 +30,10 @@ from lakeinlet.incremental.model import (
     RESET,
     Checkpoint,
     Outcome,
-    PlannedObject,
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.ports import Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, check_catalog_placement
 from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
@@ -55,11 +55,22 @@ PROPERTIES = {"format-version": "2", "write.spark.accept-any-schema": "true",
               "write.metadata.previous-versions-max": "100"}
 
 
+@dataclass
+class Staged:
+    """A batch appended (after its deletes) to this process's staging branch; main untouched
+    until `publish` fast-forwards it. Nothing to discard: the next stage re-creates the branch."""
+
+    outcomes: list[Outcome]
+    meta: dict[str, str]
+
+    def discard(self) -> None:
+        """The branch is re-created at the checkpoint's snapshot by the next stage."""
+
+
 class IcebergTarget:
     """The Iceberg table at `catalog.location`; created on the first commit."""
 
-    format = "iceberg"
-    checks_after_write = True
+    stages_rows = True
 
     def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
                  spark: Callable[[], Any], outcomes: OutcomeFiles) -> None:
@@ -84,23 +95,39 @@ class IcebergTarget:
         found = self.commits()
         return tc.checkpoint_from(found, self.app_id, found[0].version if found else -1)
 
-    def commit(self, batch: ReadBatch, start: Position, end: Position, batch_id: str,
-               outcomes: Sequence[Outcome], crash: Callable[[str], None] | None = None,
-               replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
-        """Publish the batch's rows with the checkpoint `end` iff main is still at `start` (after
-        deleting the earlier rows of `replace` on the staging branch: one fast-forward for both).
+    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> Staged:
+        """Append the batch (rows, or none) to the staging branch at main's snapshot, after
+        deleting the rows of a removal's objects, or of a load's `replace` objects' earlier
+        versions: one fast-forward publishes both.
 
         Raises:
-            CommitConflict: another loader moved main since `start` (nothing of this batch shows).
+            CommitConflict: main's checkpoint is no longer `start`.
         """
-        base = self._base(batch.schema, start)
-        where = None
-        if earlier := tc.replacing(outcomes, replace):
-            found = self._counts(base, tc.keys_sql(earlier))
-            outcomes, where = tc.replaced_outcomes(outcomes, found), tc.keys_sql(earlier) if found else None
+        found: dict[tuple[str, str], int] = {}
+        if isinstance(change, Removal):
+            base = self._base(None, start)
+            where = tc.keys_sql(change.objs)
+            found = self._counts(base, where)
+            outcomes = tc.removal_outcomes(change.objs, change.decided, found)
+            meta, data = tc.load_meta(self.app_id, batch_id, start, end, None, REMOVE), None
+        else:
+            base = self._base(change.batch.schema, start)
+            outcomes, where, data = list(change.outcomes), None, change.batch.data
+            if earlier := tc.replacing(outcomes, change.replace):
+                found = self._counts(base, tc.keys_sql(earlier))
+                outcomes, where = tc.replaced_outcomes(outcomes, found), tc.keys_sql(earlier)
+            meta = tc.load_meta(self.app_id, batch_id, start, end, None)
         self.outcomes.put(batch_id, outcomes)
-        meta = tc.load_meta(self.app_id, batch_id, start, end, None)
-        return self._publish(base, batch.data, meta, crash, where, check=batch.check_written), list(outcomes)
+        self._append_to_branch(base, data, meta, where if found else None)
+        return Staged(list(outcomes), meta)
+
+    def publish(self, staged: Staged) -> int:
+        """Fast-forward main to the staging branch.
+
+        Raises:
+            CommitConflict: another loader moved main since the branch was made.
+        """
+        return self._fast_forward(staged.meta)
 
     def _counts(self, base: int, where: str) -> dict[tuple[str, str], int]:
         """Rows per (bucket, key) matching `where` at snapshot `base`."""
@@ -108,19 +135,6 @@ class IcebergTarget:
             branch = self._branch(base)
         counts = branch.where(where).groupBy("_source_bucket", "_source_key").count().collect()
         return {(r[0], r[1]): int(r[2]) for r in counts}
-
-    def commit_removal(self, objs: Sequence[PlannedObject], start: Position, end: Position,
-                       batch_id: str, decided: Sequence[Outcome],
-                       crash: Callable[[str], None] | None = None) -> tuple[int, list[Outcome]]:
-        """DELETE the rows of `objs` on the staging branch, then an empty append carrying the
-        checkpoint; one fast-forward publishes both."""
-        base = self._base(None, start)
-        where = tc.keys_sql(objs)
-        found = self._counts(base, where)
-        outcomes = tc.removal_outcomes(objs, decided, found)
-        self.outcomes.put(batch_id, outcomes)
-        meta = tc.load_meta(self.app_id, batch_id, start, end, None, REMOVE)
-        return self._publish(base, None, meta, crash, where if found else None), outcomes
 
     def _branch(self, base: int) -> Any:
         """The staging branch, (re)created at snapshot `base`, as a DataFrame."""
@@ -131,8 +145,9 @@ class IcebergTarget:
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:
         """A snapshot without rows that moves the checkpoint (a reset, or a first run's start)."""
-        base = self._base(None, None)
-        return self._publish(base, None, tc.position_meta(self.app_id, start, to, reason, operation))
+        meta = tc.position_meta(self.app_id, start, to, reason, operation)
+        self._append_to_branch(self._base(None, None), None, meta)
+        return self._fast_forward(meta)
 
     def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
         newer = [c for c in self.commits() if c.version > target_version]
@@ -209,11 +224,9 @@ class IcebergTarget:
     def _location(self) -> dict[str, str]:
         return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
 
-    def _publish(self, base: int, data: Any, meta: dict[str, str],
-                 crash: Callable[[str], None] | None = None, delete_where: str | None = None,
-                 check: Callable[[], None] | None = None) -> int:
-        """Branch at `base`, [delete], append (rows or none) with `meta`, [check what the append
-        wrote: raises Reread, main untouched], fast-forward main."""
+    def _append_to_branch(self, base: int, data: Any, meta: dict[str, str],
+                          delete_where: str | None = None) -> None:
+        """Branch at `base`, [delete], append (rows or none) with `meta`; main untouched."""
         spark, name = self.session(), self.catalog.spark_name
         with concurrency(self.uri):
             empty = self._branch(base).limit(0)
@@ -226,11 +239,6 @@ class IcebergTarget:
             for key, value in tc.prefixed(meta).items():
                 w = w.option(f"snapshot-property.{key}", value)
             w.append()
-        if check:
-            check()  # the branch is re-created at the checkpoint's snapshot by the next publish
-        if crash:
-            crash("written")
-        return self._fast_forward(meta)
 
     def _fast_forward(self, meta: dict[str, str]) -> int:
         name = self.catalog.spark_name  # qualified: a namespace may share the catalog's name
@@ -242,9 +250,12 @@ class IcebergTarget:
             raise TerminalError(f"{self.uri}: fast-forward returned but main does not hold this commit")
         return head[0].version
 
-    def writing(self) -> AbstractContextManager[None]:
-        """Nothing to hold: the fast-forward checks that main is still at the checkpoint."""
-        return nullcontext()
+    def rows(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The table's rows read by pyiceberg (no Spark)."""
+        t = self.table()
+        if t is None:
+            raise FileNotFoundError(f"{self.uri}: no iceberg table there (yet)")
+        return t.scan(selected_fields=tuple(columns or ("*",))).to_arrow()
 
     def session(self) -> Any:
         """The SparkSession, with this table's catalog settings (set before the catalog's first use)."""
@@ -281,7 +292,7 @@ class IcebergTarget:
                 spark.sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {ref}")
         return [*files, *(f"branch {r}" for r in stale)]
 
-    def close(self) -> None:
+    def release(self) -> None:
         """Drop this process's staging branch (what a crash leaves, `vacuum` drops)."""
         t = self.table()
         if t is not None and self.branch in t.metadata.refs:

@@ -1,0 +1,155 @@
+"""In-memory fakes of the loader's ports (changelog, object store, reader, target, ledger) and a
+loader built over them: what the unit tier drives the loader's orchestration with."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from lakeinlet.errors import CommitConflict
+from lakeinlet.incremental.loader import Loader
+from lakeinlet.incremental.model import FINAL, ChangeRow, Checkpoint, Outcome, PlannedObject, Position
+from lakeinlet.incremental.plan import Caps, rows_from_records
+from lakeinlet.incremental.ports import Load, ObjectHead, ReadBatch, Removal
+from lakeinlet.incremental.targets.commits import removal_outcomes, replaced_outcomes, replacing
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+@dataclass
+class FakeChangelog:
+    versions: list[list[dict[str, Any]]] = field(default_factory=list)
+
+    def add(self, *keys: str) -> None:
+        """One changelog version; a key written `-k` is an ObjectRemoved event for `k`, `k#2`
+        the creation of a second version of `k` (etag `etag-k#2`)."""
+        v = len(self.versions)
+        self.versions.append([self._row(v, i, k.lstrip("-"), k.startswith("-")) for i, k in enumerate(keys)])
+
+    @staticmethod
+    def _row(v: int, i: int, key: str, removed: bool) -> dict[str, Any]:
+        name = key.partition("#")[0]
+        return {"_commit_version": v, "event_id": f"{key}-{v}-{removed}", "bucket": "b", "key": name,
+                "event_time": T0 + timedelta(seconds=i), "version_id": None, "sequencer": None,
+                "event_name": "ObjectRemoved:Delete" if removed else "ObjectCreated:Put",
+                "size": None if removed else 10, "etag": f"etag-{key}"}
+
+    def head_version(self) -> int:
+        return len(self.versions) - 1
+
+    def rows_after(self, start: Position, max_rows: int) -> tuple[list[ChangeRow], dict[int, int]]:
+        recs = [r for v in self.versions[start.complete + 1:] for r in v]
+        rows = rows_from_records(recs)
+        return rows, dict(Counter(r.commit_version for r in rows))
+
+
+@dataclass
+class FakeStore:
+    objects: dict[str, int]
+
+    def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | None]:
+        """Each object is as its event saw it (the fakes never overwrite between event and HEAD)."""
+        return {(o.bucket, o.key): (ObjectHead(self.objects[o.key], o.etag or "")
+                                    if o.key in self.objects else None) for o in objs}
+
+    def list(self, bucket: str, prefix: str) -> Any:
+        return iter(())
+
+
+class FakeReader:
+    def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any,
+             heads: Any = None, single_pass: bool = False) -> ReadBatch:
+        return ReadBatch(None, None, {(o.bucket, o.key): 2 for o in objs}, {}, {})
+
+
+@dataclass
+class FakeStaged:
+    outcomes: list[Outcome]
+    start: Position
+    end: Position
+
+    def discard(self) -> None:
+        pass
+
+
+@dataclass
+class FakeTarget:
+    commits: list[tuple[Position, list[Outcome]]] = field(default_factory=list)
+    stages_rows = False
+
+    def checkpoint(self) -> Checkpoint:
+        return Checkpoint(self.commits[-1][0] if self.commits else None, len(self.commits) - 1)
+
+    def schema(self) -> Any:
+        return None
+
+    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> FakeStaged:
+        if isinstance(change, Removal):
+            gone = {o.key for o in change.objs}
+            counts = {("b", k): n for k, n in loaded_rows(self).items() if k in gone}
+            return FakeStaged(removal_outcomes(change.objs, change.decided, counts), start, end)
+        earlier = {o.key for o in replacing(change.outcomes, change.replace)}
+        counts = {("b", k): n for k, n in loaded_rows(self).items() if k in earlier}
+        return FakeStaged(replaced_outcomes(change.outcomes, counts), start, end)
+
+    def publish(self, staged: FakeStaged) -> int:
+        if (self.checkpoint().position or Position(-1)) != staged.start:
+            raise CommitConflict("moved")
+        self.commits.append((staged.end, staged.outcomes))
+        return len(self.commits) - 1
+
+    def commit_position(self, start: Position | None, to: Position, reason: str, operation: str) -> int:
+        self.commits.append((to, []))
+        return len(self.commits) - 1
+
+    def batches_after(self, version: int) -> list[tuple[int, str, list[Outcome]]]:
+        return [(v, f"b{v}", c[1]) for v, c in enumerate(self.commits) if v > version]
+
+
+@dataclass
+class FakeLedger:
+    rows: list[tuple[int, Outcome]] = field(default_factory=list)
+
+    def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]:
+        """Final refs, unless a later removal of the same key deleted their rows."""
+        removed = {(o.obj.bucket, o.obj.key): v for v, o in self.rows if o.status == "removed"}
+        refs = {o.obj.ref for v, o in self.rows if o.status in FINAL
+                and v > removed.get((o.obj.bucket, o.obj.key), -1)}
+        return {o.ref for o in objs if o.ref in refs}
+
+    def loaded_keys(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str]]:
+        newest: dict[tuple[str, str], str] = {}
+        for _, o in self.rows:
+            if o.status in ("loaded", "removed"):
+                newest[(o.obj.bucket, o.obj.key)] = o.status
+        return {(o.bucket, o.key) for o in objs if newest.get((o.bucket, o.key)) == "loaded"}
+
+    def last_target_version(self) -> int:
+        return max((v for v, _ in self.rows), default=-1)
+
+    def append(self, outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> None:
+        if target_version > self.last_target_version():
+            self.rows += [(target_version, o) for o in outcomes]
+
+
+def make(changelog: FakeChangelog, target: FakeTarget, ledger: FakeLedger, **kw: Any) -> Loader:
+    store = FakeStore({k: 10 for k in "abcdefg"} | {"empty": 0})
+    return Loader(changelog=changelog, store=store, reader=FakeReader, target=target, ledger=ledger,
+                  **{"caps": Caps(2, 10**6)} | kw)
+
+
+def loaded_rows(target: FakeTarget) -> Counter[str]:
+    """Objects present in the target: loads count once each, a removal takes the key out."""
+    present: Counter[str] = Counter()
+    for _, outs in target.commits:
+        for o in outs:
+            if o.replaced_rows:  # --on-overwrite replace: the earlier versions' rows are gone
+                present.pop(o.obj.key, None)
+            if o.status == "loaded" and o.rows:
+                present[o.obj.key] += 1
+            elif o.status == "removed":
+                present.pop(o.obj.key, None)
+    return present
