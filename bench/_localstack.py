@@ -1,8 +1,6 @@
-"""LocalStack for the benchmark: its own virtualenv (Python 3.13+), started on 127.0.0.1 only.
-
-`GATEWAY_SERVER=hypercorn` is required: without it LocalStack listens on 0.0.0.0 whatever
-GATEWAY_LISTEN says.
-"""
+"""LocalStack for the benchmarks: its own virtualenv (Python 3.13+), started on 127.0.0.1 only
+(with `GATEWAY_SERVER=hypercorn`: without it LocalStack listens on 0.0.0.0 whatever GATEWAY_LISTEN
+says)."""
 
 from __future__ import annotations
 

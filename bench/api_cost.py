@@ -1,14 +1,6 @@
-"""API cost (issue 11 item 3): AWS requests by operation per 1,000 events, and their list price,
-for the real `lakeinlet-poll --until-empty` and `lakeinlet-load run --drain`, beside a
-Hudi-style loop over the same number of messages, all measured in one run. Figures, not pass/fail.
-Each loader runs once per committer (issue 19 item 5), each into its own table: Spark's default
-FileOutputCommitter and the S3A magic committer, with requests per data file written.
-
-The jobs run against moto THROUGH the fault proxy with an empty plan (their endpoint URL is the
-proxy's), which counts every request by operation. Uploads and queue set-up go to moto directly,
-so they are not counted. Run:
-`python bench/api_cost.py [--quick] [--formats delta,hudi,iceberg] [--committers file,magic]`.
-"""
+"""API cost: AWS requests by operation per 1,000 events, and their list price, for the real
+`lakeinlet-poll --until-empty` and `lakeinlet-load run --drain` (once per committer), beside a
+Hudi-style loop over the same number of messages, all in one run. Figures, not pass/fail."""
 
 from __future__ import annotations
 
@@ -343,6 +335,13 @@ def print_goals(rows: list[Row], n: int, queued: int, receivers: int = 4) -> Non
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Each loader runs once per committer, each into its own table (Spark's default
+    FileOutputCommitter and the S3A magic committer), with requests per data file written.
+
+    The jobs run against moto THROUGH the fault proxy with an empty plan (their endpoint URL is the
+    proxy's), which counts every request by operation. Uploads and queue set-up go to moto
+    directly, so they are not counted.
+    """
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="300 objects instead of 2,000")
     ap.add_argument("--objects", type=int, default=0, help="objects (events); overrides --quick")

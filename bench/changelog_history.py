@@ -1,10 +1,6 @@
-"""Benchmark: months of changelog history. Builds a local changelog of 1,000,000 events in 5,000
-commits (--quick: 100,000 in 500) with the poller's blind-append writer and its log checkpoint
-every 100 versions, then prints the loader's planning read of the newest 10 versions after its
-checkpoint against the same read of a 10-commit changelog (a loader's first batch, and a running
-loader's later batches with 10 new versions each), the size on storage, and the same
-after `lakeinlet-poll maintain`. Figures are printed, never asserted.
-Run: `python bench/changelog_history.py [--quick]`."""
+"""Benchmark: months of changelog history (1,000,000 events in 5,000 commits; --quick: 100,000 in
+500): the loader's planning read of the newest versions against the same read of a 10-commit
+changelog, and the size on storage before and after `lakeinlet-poll maintain`. Figures, not asserted."""
 
 from __future__ import annotations
 
@@ -116,6 +112,9 @@ def report_size(label: str, uri: str) -> None:
 
 
 def main() -> None:
+    """The changelog is built locally with the poller's blind-append writer and its log checkpoint
+    every 100 versions; the read of the newest 10 versions after the checkpoint is timed in a
+    loader's first batch and in a running loader's later batches with 10 new versions each."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="100,000 events in 500 commits")
     args = parser.parse_args()

@@ -1,15 +1,6 @@
-"""Benchmark: freshness, per target format. Both jobs run `--continuous` as their own processes
-against moto; objects arrive at a steady rate for a few minutes; a reader (a different engine:
-delta-rs, hudi-rs or pyiceberg) polls the target and notes when each object's rows first show.
-Prints p50/p95/max latency from the object's PUT to its rows being visible, in steady state: one
-warm-up object goes first and the measured ones start once its rows show (the jobs' start-up, JVM
-and first commit, is printed on its own). Figures, not a test.
-
-Run: `python bench/freshness.py [--quick] [--minutes M] [--rate R] [--formats delta,hudi,iceberg]`.
-What controls it: the poller's --batch-seconds (a batch commits that long after its first
-event), the loader's --interval-seconds (its pause between drains) and the loader's batch time
-(Spark read + commit: a few seconds here).
-"""
+"""Benchmark: freshness per target format, p50/p95/max seconds from an object's PUT to its rows
+being visible to another engine (delta-rs, hudi-rs, pyiceberg), both jobs `--continuous` on moto
+and objects arriving at a steady rate. Figures, not a test."""
 
 from __future__ import annotations
 
@@ -97,6 +88,11 @@ def run_format(stack: Any, aws: AwsSection, fmt: str, minutes: float, rate: floa
 
 
 def main() -> None:
+    """Each job runs as its own process; a reader polls the target and notes when each object's
+    rows first show. Steady state: one warm-up object goes first and the timed ones start once its
+    rows show (the jobs' start-up, JVM and first commit, is printed on its own). What controls it:
+    the poller's --batch-seconds (a batch commits that long after its first event), the loader's
+    --interval-seconds (its pause between drains) and the loader's batch time (Spark read + commit)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1 minute per format")
     ap.add_argument("--minutes", type=float, default=3.0, help="minutes of arrivals per format")

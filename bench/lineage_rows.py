@@ -1,18 +1,6 @@
-"""Benchmark: the loader's per-row cost apart from the object store. Local Parquet files (no
-emulator, no S3 requests) are read by Spark and sent to its no-op sink, so only Spark's per-row
-work is timed, in three ways, same run:
-
-- plain: the read alone;
-- constants: the read with the five lineage columns as literals (what any writer of them pays);
-- loader: the read with the lineage as the loader builds it for a one-pass write
-  (`SparkReader._with_lineage` with an Observation: the lookup by file path and the observed
-  counts), by map probe and by broadcast join (the two lookups the loader chooses between).
-
-The loader's sides check their observation: every row found its lineage (else the figures would
-be of a lookup that matched nothing). Rounds alternate the order; medians printed, and ratios
-against plain and against constants. Figures, never asserted.
-Run: `python bench/lineage_rows.py [--quick] [--rows N] [--files N] [--sink noop|parquet]`.
-"""
+"""Benchmark: the loader's per-row lineage cost apart from the object store: local Parquet files read
+by Spark into its no-op sink, plain, with the lineage columns as constants, and with the lineage as
+the loader builds it. Medians and ratios, never asserted."""
 
 from __future__ import annotations
 
@@ -109,6 +97,18 @@ def run(side: Any, sink: str, out: Path) -> float:
 
 
 def main() -> None:
+    """No emulator and no S3 requests: only Spark's per-row work is timed, three ways, same run:
+
+    - plain: the read alone;
+    - constants: the read with the five lineage columns as literals (what any writer of them pays);
+    - loader: the read with the lineage as the loader builds it for a one-pass write
+      (`SparkReader._with_lineage` with an Observation: the lookup by file path and the observed
+      counts), by map probe and by broadcast join (the two lookups the loader chooses between).
+
+    The loader's sides check their observation: every row found its lineage (else the figures
+    would be of a lookup that matched nothing). Rounds alternate the order; medians printed, and
+    ratios against plain and against constants.
+    """
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="2 files of 1,000,000 rows, 2 rounds")
     ap.add_argument("--files", type=int, default=2, help="files (default 2: the map lookup's case)")

@@ -1,15 +1,6 @@
-"""Benchmark: large objects. A few Parquet objects of about 1 GB each (random values: they do not
-compress) are loaded by the loader and by a plain `spark.read…write` of the same objects, in the
-same run on moto over s3a, local[2]. A third side, plain+lineage, is the plain write with the
-loader's five lineage columns as constants (what writing them costs; the objects have four
-columns, so five more are a large share of each row). An untimed plain write of the first object
-comes first, so the JVM's compilation of the hot paths is not paid by whichever side runs first.
-Prints seconds, MB/s, the loader/plain ratio and the peak resident memory of the Spark JVM (its
-heap capped by spark.driver.memory) and of this Python process during each, to show memory stays
-bounded by the heap, not the objects' size.
-Figures, never asserted.
-Run: `python bench/loader_large.py [--quick] [--objects 2] [--gb 1] [--formats delta]`.
-"""
+"""Benchmark: large objects (Parquet, about 1 GB each) loaded by the loader and by a plain
+`spark.read…write` of the same objects, in one run on moto over s3a: seconds, MB/s, ratios and
+peak memory. Figures, never asserted."""
 
 from __future__ import annotations
 
@@ -88,6 +79,13 @@ def peak_mb(pid: int | None) -> str:
 
 
 def main() -> None:
+    """The objects hold random values (they do not compress); Spark runs local[2]. A third side,
+    plain+lineage, is the plain write with the loader's five lineage columns as constants (what
+    writing them costs; the objects have four columns, so five more are a large share of each
+    row). An untimed plain write of the first object comes first, so the JVM's compilation of the
+    hot paths is not paid by whichever side runs first. The peak resident memory of the Spark JVM
+    (its heap capped by spark.driver.memory) and of this Python process is printed for each side,
+    to show memory stays bounded by the heap, not the objects' size."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="one object of 0.25 GB")
     ap.add_argument("--objects", type=int, default=2, help="objects (default 2)")

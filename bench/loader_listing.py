@@ -1,13 +1,6 @@
 """Benchmark (c): time to ingest 100 new files into a bucket prefix that already holds 1k vs 20k
-objects: the lakeinlet loader (driven by changelog events, never lists) beside Spark's own
-file-stream source (`spark.readStream` on the same s3a prefix, `trigger(availableNow=True)`),
-which lists the prefix on every trigger. Run: `python bench/loader_listing.py [--quick]`.
-
-The old objects are tiny JSON files and the stream uses `pathGlobFilter=*.parquet`: Spark still
-lists every object (the filter applies after listing) but its first trigger reads none of them,
-so that set-up costs a listing, not a read of 20k files. The loader's changelog holds only the
-100 new events (the old objects were loaded before its checkpoint).
-"""
+objects: the loader (driven by changelog events, never lists) beside Spark's own file-stream
+source, which lists the prefix on every trigger."""
 
 from __future__ import annotations
 
@@ -49,6 +42,11 @@ def one_size(aws, spark, existing: int, new: int) -> tuple[float, float]:  # typ
 
 
 def main() -> None:
+    """The stream is `spark.readStream` on the same s3a prefix, `trigger(availableNow=True)`. The
+    old objects are tiny JSON files and the stream uses `pathGlobFilter=*.parquet`: Spark still
+    lists every object (the filter applies after listing) but its first trigger reads none of them,
+    so that set-up costs a listing, not a read of 20k files. The loader's changelog holds only the
+    100 new events (the old objects were loaded before its checkpoint)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="1k vs 5k existing objects")
     ap.add_argument("--sizes", default="", help="comma list of existing-object counts")

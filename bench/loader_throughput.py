@@ -1,12 +1,6 @@
 """Benchmark (a): loader throughput (files/s, MB/s) per target format, beside a plain Spark write
-of the same objects into the same format (`spark.read.parquet(...)` → Delta through delta-spark,
-Hudi's datasource, Iceberg's `writeTo().append()`), measured in the same run on moto over s3a:
-`--pairs` pairs a format (fresh objects and tables each), alternating which side runs first,
-medians printed. A third side, plain+lineage, is the plain write with the loader's five lineage
-columns as constants: what writing them costs, apart from the loader's lookup and checks. An
-untimed full-size pair runs first (the JVM's compilation of the hot paths, which goes on over the
-first few full-size writes, would otherwise land on the first timed pair).
-Run: `python bench/loader_throughput.py [--quick] [--formats delta,hudi,iceberg] [--pairs N]`."""
+of the same objects into the same format and the same write with the lineage columns as constants,
+in the same run on moto over s3a; medians of alternating pairs."""
 
 from __future__ import annotations
 
@@ -61,9 +55,9 @@ def plain_write(spark: Any, fmt: str, paths: list[str], lake: str, lineage: bool
 
 def warm_up(spark: Any, aws: Any, fmt: str, iceberg_uri: str) -> None:
     """One small plain write and one loader batch in `fmt`, not timed: the JVM's first use of a
-    format's classes (seconds here) would otherwise land on whichever side runs first. A second
-    batch looks lineage up with the broadcast join, whose first use (~0.5 s of class loading,
-    measured) would otherwise land on the first large batch."""
+    format's classes would otherwise land on whichever side runs first. A second batch looks
+    lineage up with the broadcast join, whose first use (class loading) would otherwise land on
+    the first large batch."""
     landing, lake = bucket(aws, "land"), bucket(aws, "lake")
     files = make_files("parquet", 4, 10, prefix="warm/")
     events = put_many(aws, landing, [(f.key, f.body) for f in files])
@@ -140,6 +134,12 @@ def fixed_cost(spark: Any, aws: Any, fmt: str, iceberg_uri: str,
 
 
 def main() -> None:
+    """The plain write is `spark.read.parquet(...)` → Delta through delta-spark, Hudi's datasource,
+    Iceberg's `writeTo().append()`. `--pairs` pairs a format (fresh objects and tables each),
+    alternating which side runs first. The plain+lineage side is what writing the loader's five
+    lineage columns costs, apart from its lookup and checks. An untimed full-size pair runs first
+    (the JVM's compilation of the hot paths, which goes on over the first few full-size writes,
+    would otherwise land on the first timed pair)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller files")
     ap.add_argument("--files", type=int, default=0)

@@ -1,14 +1,6 @@
-"""Event source throughput: figures and ratios, not pass/fail.
-
-1. In process: parse → commit (local Delta changelog) → ack on the in-memory queue, at several
-   batch sizes, each in its own process so its peak RSS is its own.
-2. moto server: the poller end to end beside a bare Receive(10)+DeleteMessageBatch loop on the
-   same server, same run, shallow queue (moto slows sharply with depth).
-3. LocalStack (own venv, Python 3.13+: see bench/_localstack.py): 100,000 events drained by
-   the poller and by the bare loop.
-
-Run: python bench/poller.py [--quick] [--skip-localstack]
-"""
+"""Event source throughput, figures and ratios, not pass/fail: the poller in process (against the
+same loop without a changelog), with latency added to each queue call, on moto and on LocalStack
+(each beside a bare Receive(10)+DeleteMessageBatch loop in the same run)."""
 
 from __future__ import annotations
 
@@ -231,6 +223,15 @@ def bench_localstack(quick: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The stages:
+
+    1. In process: parse → commit (local Delta changelog) → ack on the in-memory queue, at several
+       batch sizes, each in its own process so its peak RSS is its own.
+    2. moto server: the poller end to end beside a bare Receive(10)+DeleteMessageBatch loop on the
+       same server, same run, shallow queue (moto slows sharply with depth).
+    3. LocalStack (own venv, Python 3.13+: see bench/_localstack.py): 100,000 events drained by
+       the poller and by the bare loop.
+    """
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, a short run")

@@ -1,12 +1,5 @@
-"""Wall time of the README's event-source flow: a figure, not a pass/fail test.
-
-`lakeinlet local up` (moto on 127.0.0.1, default queue settings), upload objects until the queue
-holds `--messages` messages (the s3:TestEvent counts as one), then time
-`lakeinlet-poll --queue-url <url> --changelog <dir> --until-empty [extra flags]` as a process,
-interpreter start-up included, and `lakeinlet local down`.
-
-Run: python bench/readme_flow.py [--messages 4] [--repeat 3] [-- extra lakeinlet-poll flags]
-"""
+"""Wall time of the README's event-source flow (`lakeinlet-poll --until-empty` on the local stack,
+as a process, interpreter start-up included): a figure, not a pass/fail test."""
 
 from __future__ import annotations
 
@@ -76,6 +69,10 @@ def one_run(messages: int, extra: list[str]) -> tuple[float, str]:
 
 
 def main() -> int:
+    """`lakeinlet local up` (moto on 127.0.0.1, default queue settings), upload objects until the
+    queue holds `--messages` messages (the s3:TestEvent counts as one), then time
+    `lakeinlet-poll --queue-url <url> --changelog <dir> --until-empty [flags after --]` and
+    `lakeinlet local down`."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=4)

@@ -1,14 +1,6 @@
-"""Benchmark: the event source scaled out on LocalStack (a real SQS implementation). N events
-are drained by 1, 2 and 4 `lakeinlet-poll --until-empty` processes on one queue and one changelog,
-beside the bare Receive(10)+DeleteMessageBatch loop (one thread), in the same run on the same
-server. Prints events/s, the ratio to the bare loop, changelog commits, rows and duplicates (the
-same event id twice: redeliveries), events missing from the changelog and each process's peak
-RSS. Figures, never asserted.
-
-LocalStack runs from its own virtualenv (Python 3.13+, see bench/_localstack.py) on 127.0.0.1;
-it shares the machine's cores with the pollers, which the figures include.
-Run: `python bench/scaleout.py [--quick] [--events N] [--processes 1,2,4]`.
-"""
+"""Benchmark: the event source scaled out on LocalStack (a real SQS implementation): N events drained
+by 1, 2 and 4 `lakeinlet-poll --until-empty` processes on one queue and one changelog, beside the
+bare Receive(10)+DeleteMessageBatch loop (one thread) in the same run. Figures, never asserted."""
 
 from __future__ import annotations
 
@@ -72,6 +64,10 @@ def server_share(cpu: float, seconds: float, events: int) -> str:
 
 
 def main() -> int:
+    """Prints events/s, the ratio to the bare loop, changelog commits, rows and duplicates (the same
+    event id twice: redeliveries), events missing from the changelog and each process's peak RSS.
+    LocalStack runs from its own virtualenv (Python 3.13+, see bench/_localstack.py) on 127.0.0.1;
+    it shares the machine's cores with the pollers, which the figures include."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="20,000 events")
     ap.add_argument("--events", type=int, default=250_000, help="events per run (default 250,000)")

@@ -1,13 +1,6 @@
-"""Run the fault proxy by hand: `python -m chaos ensure|serve|overhead`.
-
-    python -m chaos ensure          # make .venv-faults with the pinned mitmproxy
-    python -m chaos serve --upstream http://127.0.0.1:5000 --plan plan.json \\
-        --seed 7 --log faults.jsonl            # prints the endpoint; Ctrl-C stops it
-    python -m chaos overhead        # ms per request, direct vs through the proxy
-
-plan.json is `FaultPlan.to_dict()`: {"rules": [{"operation": "PutObject", "fault": "reset_after",
-"probability": 0.1}], "max_faults": null, "enabled": true}. Exit codes: 0 ok, 2 bad arguments.
-"""
+"""Run the fault proxy by hand: `python -m chaos ensure|serve|overhead` (exit codes: 0 ok, 2 bad
+arguments). `serve --plan plan.json` takes `FaultPlan.to_dict()`: {"rules": [{"operation":
+"PutObject", "fault": "reset_after", "probability": 0.1}], "max_faults": null, "enabled": true}."""
 
 from __future__ import annotations
 
@@ -39,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`ensure`: make .venv-faults with the pinned mitmproxy; `serve`: print the proxy's endpoint,
+    then serve until Ctrl-C or SIGTERM; `overhead`: ms per request, direct and through the proxy."""
     args = _parser().parse_args(argv)
     if args.command == "ensure":
         print(ensure_mitmproxy())

@@ -1,10 +1,5 @@
-"""mitmproxy addon run by `mitmdump -s`: classify each request, apply the planned fault, log it.
-
-It runs in the proxy's own virtualenv, where lakeinlet is not installed: its stdlib-only siblings
-(operations, plan, error_bodies) are loaded by path. Configured by one JSON file named by the
-`faults_config` option: {"plan": FaultPlan.to_dict(), "seed": int, "log_path": str}.
-Requests to /__faults__ are answered here and never reach the emulator (see `_control`).
-"""
+"""mitmproxy addon run by `mitmdump -s`: classify each request, apply the planned fault, log it. It
+runs in the proxy's own virtualenv, without lakeinlet: its stdlib-only siblings are loaded by path."""
 
 from __future__ import annotations
 
@@ -71,12 +66,16 @@ class FaultInjector:
         loader.add_option("faults_config", str, "", "JSON file: fault plan, seed and log path")
 
     def configure(self, updated: set[str]) -> None:
+        """Read the JSON file the `faults_config` option names:
+        {"plan": FaultPlan.to_dict(), "seed": int, "log_path": str}."""
         if "faults_config" in updated and ctx.options.faults_config:
             config = json.loads(Path(ctx.options.faults_config).read_text())
             self.decider = plan.Decider(plan.FaultPlan.from_dict(config["plan"]), config["seed"])
             self.log = open(config["log_path"], "a", buffering=1)  # noqa: SIM115 (one line per write)
 
     def request(self, flow: http.HTTPFlow) -> None:
+        """Decide a request's fault; answer or drop it here when the fault is not forwarded.
+        Requests to /__faults__ are answered here and never reach the emulator (see `_control`)."""
         if flow.request.path.startswith(CONTROL):
             self._control(flow)
             return

@@ -1,13 +1,6 @@
-"""A bounded, seeded chaos campaign: `python -m chaos.campaign --seed N --runs R --minutes M`.
-
-Runs rotate over the target formats (delta, hudi, iceberg) and alternate the source format
-(parquet, json); each run is one `chaos.run` with its own emulator and proxy. The time
-budget is shared: each run's chaos phase gets what is left divided by the runs left, less the
-measured cost of a run's set-up, convergence and check (about two minutes here: two loader JVMs
-start, the clean drain starts a third, killed pollers' messages return after 20 s). Prints the
-campaign table and writes `campaign.json` and every run's logs under `--out`.
-Exit codes: 0 every run converged and its checker found nothing, 1 otherwise, 2 bad arguments.
-"""
+"""A bounded, seeded chaos campaign: `python -m chaos.campaign --seed N --runs R --minutes M`, runs
+rotating over the target formats and alternating the source format. Exit codes: 0 every run
+converged and its checker found nothing, 1 otherwise, 2 bad arguments."""
 
 from __future__ import annotations
 
@@ -28,6 +21,9 @@ from lakeinlet.dev.emulator import TEST_CREDENTIALS
 FORMATS = ("delta", "hudi", "iceberg")
 SOURCES = ("parquet", "json")
 RUN_OVERHEAD_SECONDS = 170.0
+"""A run's time outside its chaos phase: set-up, convergence and check (two loader JVMs start, the
+clean drain starts a third, killed pollers' messages return after the visibility timeout). Each
+run's `seconds` in campaign.json records what those phases took."""
 MIN_CHAOS_SECONDS = 30.0
 
 
@@ -61,7 +57,8 @@ def settings_for(args: argparse.Namespace, index: int, chaos_seconds: float) -> 
 
 
 def chaos_budget(left_seconds: float, runs_left: int) -> float:
-    """Seconds of chaos for the next run: an equal share of what is left after the overheads."""
+    """Seconds of chaos for the next run: an equal share of what is left of the campaign's budget,
+    less a run's overhead (RUN_OVERHEAD_SECONDS), and at least MIN_CHAOS_SECONDS."""
     return max(MIN_CHAOS_SECONDS, left_seconds / runs_left - RUN_OVERHEAD_SECONDS)
 
 
@@ -80,6 +77,8 @@ def validate(args: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the campaign, each run one `chaos.run.execute` with its own emulator and proxy; print
+    the campaign table and write `campaign.json` and every run's logs under `--out`."""
     args = _parser().parse_args(argv)
     if problems := validate(args):
         print("\n".join(problems), file=sys.stderr)

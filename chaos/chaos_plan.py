@@ -1,12 +1,4 @@
-"""The campaign's fault plan: every fault kind on every operation the two jobs depend on.
-
-One rule per (operation, kind), each with the same small probability scaled by the operation's
-weight, so every kind fires on every operation and no kind starves another (the first rule that
-fires wins; with small probabilities they add up). `PutObject` also matches the commit writes
-(DeltaCommit, HudiCommit, IcebergCommit), which the log names as such; `GetObject`, `PutObject`
-and `ListObjectsV2` cover delta-rs (changelog, ledger, Delta target), s3a (reads, Hudi and
-Iceberg writes) and the Hudi writer lease alike.
-"""
+"""The campaign's fault plan: every fault kind on every operation the two jobs depend on."""
 
 from __future__ import annotations
 
@@ -26,6 +18,13 @@ LATENCY_MS = {"ReceiveMessage": 1500, "DeleteMessageBatch": 2500, "ChangeMessage
 
 def chaos_plan(rate: float, weights: Mapping[str, float] = WEIGHTS, enabled: bool = True) -> FaultPlan:
     """A plan where a request of weight 1 gets some fault with probability `rate`.
+
+    One rule per (operation, kind), each with the same small probability scaled by the operation's
+    weight, so every kind fires on every operation and no kind starves another (the first rule
+    that fires wins; with small probabilities they add up). `PutObject` also matches the commit
+    writes (DeltaCommit, HudiCommit, IcebergCommit), which the log names as such; `GetObject`,
+    `PutObject` and `ListObjectsV2` cover delta-rs (changelog, ledger, Delta target), s3a (reads,
+    Hudi and Iceberg writes) and the Hudi writer lease alike.
 
     Args:
         rate: chance that a request of an operation of weight 1 is faulted (split evenly over

@@ -1,14 +1,5 @@
 """The checker: expected target rows from what was uploaded, compared with what the target holds.
-
-Pure (no I/O): the manifest is the truth, `Observed` is what a run left (see `observed`). The rule
-is lakeinlet's documented behaviour for append-only ingest: the newest version of every object is
-present exactly once; an older version is present at most once and whole (it was loaded iff its
-event reached the loader before the overwrite); no row appears twice; every row belongs to an
-uploaded version and names that version's object and etag. Every notified version has an event in
-the changelog (no message lost on the way), as has the newest version of every object that only a
-backfill could see; nothing is left in the queue or the DLQ. A duplicate is as fatal as a loss
-(Kafka's transactions test and Jepsen's total-queue checker are the models).
-"""
+Pure (no I/O): the manifest is the truth, `Observed` is what a run left (see `observed`)."""
 
 from __future__ import annotations
 
@@ -72,7 +63,17 @@ class CheckReport:
 
 
 def check(versions: Sequence[UploadedVersion], observed: Observed) -> CheckReport:
-    """Compare the target, the changelog and the queues with the uploaded versions."""
+    """Compare the target, the changelog and the queues with the uploaded versions.
+
+    The rule is lakeinlet's documented behaviour for append-only ingest: the newest version of
+    every object is present exactly once; an older version is present at most once and whole (it
+    was loaded iff its event reached the loader before the overwrite); no row appears twice; every
+    row belongs to an uploaded version and names that version's object and etag. Every notified
+    version has an event in the changelog (no message lost on the way), as has the newest version
+    of every object that only a backfill could see; nothing is left in the queue or the DLQ. A
+    duplicate is as fatal as a loss (Kafka's transactions test and Jepsen's total-queue checker
+    are the models).
+    """
     report = CheckReport(found=len(observed.rows), queue_left=observed.queue_left, dlq_left=observed.dlq_left)
     counts = Counter(order_id for order_id, _, _ in observed.rows)
     by_key: dict[str, list[UploadedVersion]] = {}

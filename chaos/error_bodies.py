@@ -1,11 +1,5 @@
-"""The error answers a fault sends, in each service's real wire shape and with AWS's codes.
-
-Standard library only: the mitmproxy addon loads this file by path. Shapes follow what AWS
-sends and what botocore parses: S3 REST-XML `<Error>` (no body on HEAD); SQS JSON protocol
-`__type` plus the `x-amzn-query-error` header (botocore takes the code from it); SQS query
-protocol `<ErrorResponse>`. Throttling is S3 503 SlowDown and SQS 400 RequestThrottled,
-codes botocore's standard and adaptive retry modes treat as throttling.
-"""
+"""The error answers a fault sends, in each service's real wire shape and with AWS's codes
+(standard library only: the mitmproxy addon loads this file by path)."""
 
 from __future__ import annotations
 
@@ -28,6 +22,11 @@ _QUERY["error_after"] = _QUERY["http_500"]
 def error_response(kind: str, service: str, method: str, json_protocol: bool) -> tuple[
         int, dict[str, str], bytes]:
     """Status, headers and body of the error answer for fault `kind`.
+
+    Shapes follow what AWS sends and what botocore parses: S3 REST-XML `<Error>` (no body on
+    HEAD); SQS JSON protocol `__type` plus the `x-amzn-query-error` header (botocore takes the
+    code from it); SQS query protocol `<ErrorResponse>`. Throttling is S3 503 SlowDown and SQS
+    400 RequestThrottled, codes botocore's standard and adaptive retry modes treat as throttling.
 
     Args:
         kind: http_500, slow_down_503, throttle or error_after.

@@ -1,8 +1,5 @@
-"""The fault log the proxy writes: one JSON line per request that got a fault.
-
-The checker matches outcomes against it: `applied` says the emulator carried the request out
-(it answered 2xx/3xx) although the client saw an error, a reset or a cut body.
-"""
+"""The fault log the proxy writes, one JSON line per request that got a fault; the checker matches
+outcomes against it (`applied`: the emulator carried out a request whose client saw a failure)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Command lines of the jobs a chaos run starts, and the environment they run in.
-
-Pollers: continuous (`--until-empty` off), short batches (`--batch-seconds 2`) and a short
-visibility timeout (20 s), so the messages a killed poller held come back within the run. Loaders:
-`run --continuous --interval-seconds 1` on Spark `local[1]` (two loaders and three pollers share
-two cores with the emulator and the proxy). Hudi loaders take a 30 s writer lease instead of
-300 s: a killed holder then blocks the other loader for 30 s, not five minutes.
-"""
+"""Command lines of the jobs a chaos run starts, and the environment they run in: settings under
+which a killed job's work comes back within the run."""
 
 from __future__ import annotations
 
@@ -18,7 +12,11 @@ from lakeinlet.dev.emulator import TEST_CREDENTIALS
 from lakeinlet.dev.samples import SCHEMA_DDL
 
 VISIBILITY_TIMEOUT = 20
+"""Pollers run continuously with short batches (`--batch-seconds 2`) and this short visibility
+timeout, so the messages a killed poller held come back within the run."""
 LEASE_SECONDS = 30
+"""Hudi loaders' writer lease (the default is 300 s): a killed holder blocks the other loader this
+long, not five minutes."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +60,8 @@ def poller_argv(t: RunTables, until_empty: bool = False) -> list[str]:
 
 
 def loader_argv(t: RunTables, mode: str = "--continuous") -> list[str]:
-    """`lakeinlet-load run <mode>` (`--continuous` or `--drain`) for the run's target."""
+    """`lakeinlet-load run <mode>` (`--continuous` or `--drain`) for the run's target, on Spark
+    `local[1]` (two loaders and three pollers share the machine with the emulator and the proxy)."""
     return [sys.executable, "-m", "lakeinlet.incremental.job", "run", mode, "--interval-seconds", "1",
             *_tables(t), "--source-format", t.source_format, "--schema", SCHEMA_DDL,
             "--master", "local[1]", "--shuffle-partitions", "2",

@@ -1,10 +1,5 @@
-"""The killer: SIGKILLs a random running job of each kind at random instants.
-
-Instants are drawn per kind, uniformly between 0.25 and 1.75 times the kind's mean interval, so a
-kill lands anywhere in a job's life (start-up, receiving, mid-commit, between batches), never at a
-named step. Pollers start in about a second and loaders in 15-20 s (the JVM), so pollers are
-killed more often: a loader killed every few seconds would never get past its start-up.
-"""
+"""The killer: SIGKILLs a random running job of each kind at random instants, so a kill lands
+anywhere in a job's life (start-up, receiving, mid-commit, between batches), never at a named step."""
 
 from __future__ import annotations
 
@@ -20,7 +15,9 @@ class Killer:
     """Kills on its own thread until `stop`; `supervisor` restarts what it kills.
 
     Args:
-        mean_seconds: job kind → mean seconds between two kills of that kind.
+        mean_seconds: job kind → mean seconds between two kills of that kind. Loaders start a JVM,
+            pollers do not, so loaders get a far longer mean: a loader killed every few seconds
+            would never get past its start-up.
         rng: the run's seeded generator for the instants and victims.
     """
 
@@ -40,6 +37,7 @@ class Killer:
         self._thread.join()
 
     def _interval(self, kind: str) -> float:
+        """Uniformly between 0.25 and 1.75 times the kind's mean."""
         return self.mean[kind] * self.rng.uniform(0.25, 1.75)
 
     def _loop(self) -> None:

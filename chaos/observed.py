@@ -1,9 +1,6 @@
-"""What a run left behind, read straight from the emulator with engines other than the writer's.
-
-The target's rows come through delta-rs, hudi-rs or pyiceberg (never the Spark that wrote them,
-never lakeinlet's ledger, checkpoint or adapters), the changelog through delta-rs, the queues
-through SQS's own counters. This is the checker's view of the outcome; the manifest is its truth.
-"""
+"""What a run left behind, the checker's view of the outcome, read straight from the emulator: the
+target through delta-rs, hudi-rs or pyiceberg (never the Spark that wrote it, nor lakeinlet's
+ledger, checkpoint or adapters), the changelog through delta-rs, the queues through SQS's counters."""
 
 from __future__ import annotations
 

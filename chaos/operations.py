@@ -1,9 +1,5 @@
-"""Name the AWS operation an HTTP request carries (S3 REST, SQS JSON or query protocol).
-
-Standard library only: the mitmproxy addon, which runs in its own virtualenv without lakeinlet,
-loads this file by path. Writes into a table's log folder are named as commits
-(DeltaCommit, HudiCommit, IcebergCommit) so a fault plan can aim at them.
-"""
+"""Name the AWS operation an HTTP request carries (S3 REST, SQS JSON or query protocol). Standard
+library only: the mitmproxy addon, in its own virtualenv without lakeinlet, loads this file by path."""
 
 from __future__ import annotations
 
@@ -49,7 +45,8 @@ class Operation:
 
 
 def classify(method: str, target: str, headers: Mapping[str, str], body: bytes) -> Operation:
-    """Name the operation of one request.
+    """Name the operation of one request. Writes into a table's log folder are named as commits
+    (DeltaCommit, HudiCommit, IcebergCommit) so a fault plan can aim at them.
 
     Args:
         method: HTTP method.

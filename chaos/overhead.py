@@ -1,8 +1,5 @@
-"""What the proxy costs per request: the same boto3 calls direct and through it, in one run.
-
-Prints medians in ms and the difference; a figure, not a pass/fail check. Blocks of direct and
-proxied calls alternate so that load from other processes falls on both alike.
-"""
+"""What the proxy costs per request: the same boto3 calls direct and through it, in one run; prints
+medians in ms and the difference (a figure, not a pass/fail check)."""
 
 from __future__ import annotations
 
@@ -48,7 +45,8 @@ def _time_ms(call: Callable[[], object], n: int) -> list[float]:
 
 
 def measure(emulator: str, proxy: str, rounds: int = 10, block: int = 10) -> dict[str, tuple[float, float]]:
-    """Median ms per call, (direct, proxied), for each call kind; `rounds` alternating blocks."""
+    """Median ms per call, (direct, proxied), for each call kind; `rounds` alternating blocks of
+    direct and proxied calls, so that load from other processes falls on both alike."""
     s3, sqs = _clients(emulator)
     s3.create_bucket(Bucket="overhead")
     s3.put_object(Bucket="overhead", Key="k", Body=b"x" * 65536)

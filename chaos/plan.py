@@ -1,18 +1,5 @@
-"""Fault plans and the seeded decision of which request gets which fault.
-
-Standard library only: the mitmproxy addon, in its own virtualenv, loads this file by path.
-A decision depends only on (seed, rule, occurrence), never on timing or on other operations'
-traffic, so the same seed and plan give the same faults for the same request sequence.
-
-Kinds. Answered by the proxy, never forwarded: http_500, slow_down_503 (S3 SlowDown; SQS
-ServiceUnavailable), throttle (S3 503 SlowDown; SQS 400 RequestThrottled). reset_before: the
-connection is closed before the request reaches the emulator. Forwarded, so the emulator APPLIES
-the request: reset_after (closed before any answer byte), error_after (a 500 instead of the
-answer), truncate (headers with the full Content-Length, `keep_bytes` of the body, then closed;
-keep_bytes=0 cuts right after the headers), latency (the answer is held back `latency_ms`).
-"Closed" is a close without an answer (FIN), which clients report as a broken connection,
-as they do a reset; mitmproxy offers no RST.
-"""
+"""Fault plans and the seeded decision of which request gets which fault (standard library only:
+the mitmproxy addon, in its own virtualenv, loads this file by path)."""
 
 from __future__ import annotations
 
@@ -25,6 +12,14 @@ ANSWER_KINDS = ("http_500", "slow_down_503", "throttle")  # answered by the prox
 RESET_BEFORE = "reset_before"  # connection closed, request never forwarded
 AFTER_KINDS = ("reset_after", "error_after", "latency", "truncate")  # forwarded: the emulator applies it
 FAULT_KINDS = (*ANSWER_KINDS, RESET_BEFORE, *AFTER_KINDS)
+"""Answered by the proxy, never forwarded: http_500, slow_down_503 (S3 SlowDown; SQS
+ServiceUnavailable), throttle (S3 503 SlowDown; SQS 400 RequestThrottled). reset_before: the
+connection is closed before the request reaches the emulator. Forwarded, so the emulator APPLIES
+the request: reset_after (closed before any answer byte), error_after (a 500 instead of the
+answer), truncate (headers with the full Content-Length, `keep_bytes` of the body, then closed;
+keep_bytes=0 cuts right after the headers), latency (the answer is held back `latency_ms`).
+"Closed" is a close without an answer (FIN), which clients report as a broken connection, as they
+do a reset; mitmproxy offers no RST."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +101,11 @@ class Decision:
 
 @dataclass
 class Decider:
-    """Chooses the fault for each request from a plan and a seed; counts requests and faults."""
+    """Chooses the fault for each request from a plan and a seed; counts requests and faults.
+
+    A decision depends only on (seed, rule, occurrence), never on timing or on other operations'
+    traffic, so the same seed and plan give the same faults for the same request sequence.
+    """
 
     plan: FaultPlan
     seed: int

@@ -1,10 +1,5 @@
-"""The job processes of a chaos run: started, killed with SIGKILL, restarted, and counted.
-
-Each job runs in its own session, so a kill takes its whole process tree at once (the Python
-driver, Spark's JVM and its Python workers): what a machine or container dying does. A job that
-dies, killed or exiting on its own (a fault it gave up on), is started again by `tend` while it
-is wanted; its exit codes are counted, its stderr kept per generation (`<name>.<gen>.log`).
-"""
+"""The job processes of a chaos run: started, killed with SIGKILL, restarted while wanted, and
+counted (exit codes; output kept per generation, `<name>.<gen>.log`)."""
 
 from __future__ import annotations
 
@@ -87,7 +82,11 @@ class Supervisor:
                     and j.proc is not None and j.proc.poll() is None]
 
     def kill(self, name: str) -> bool:
-        """SIGKILL the job's process group; False if it was not running. `tend` restarts it."""
+        """SIGKILL the job's process group; False if it was not running. `tend` restarts it.
+
+        Each job runs in its own session, so a kill takes its whole process tree at once (the
+        Python driver, Spark's JVM and its Python workers): what a machine or container dying does.
+        """
         with self._lock:
             job = self.jobs[name]
             if job.proc is None or job.proc.poll() is not None:
@@ -99,7 +98,8 @@ class Supervisor:
             return True
 
     def tend(self) -> None:
-        """Restart every wanted job whose process ended; count the exits it did not cause."""
+        """Restart every wanted job whose process ended, killed or exiting on its own (a fault it
+        gave up on); count the exits it did not cause."""
         now = time.monotonic()
         with self._lock:
             for job in self.jobs.values():

@@ -1,8 +1,5 @@
-"""`FaultProxy`: mitmdump in reverse mode on a loopback port, in front of the emulator.
-
-mitmproxy lives in its own virtualenv (`ensure_mitmproxy`): it pins many packages that must not
-meet lakeinlet's. The jobs point AWS_ENDPOINT_URL (or the s3a endpoint) at `FaultProxy.endpoint`.
-"""
+"""`FaultProxy`: mitmdump in reverse mode on a loopback port, in front of the emulator; the jobs
+point AWS_ENDPOINT_URL (or the s3a endpoint) at `FaultProxy.endpoint`."""
 
 from __future__ import annotations
 
@@ -33,6 +30,10 @@ def default_venv() -> Path:
 def ensure_mitmproxy(venv: Path | None = None, python: str = sys.executable) -> Path:
     """Create `venv` with the pinned mitmproxy unless it is there; return mitmdump's path.
 
+    mitmproxy gets a virtualenv of its own because it pins many packages that must not meet
+    lakeinlet's; the addon it runs therefore imports no lakeinlet code, only this package's
+    stdlib-only modules, by path.
+
     Raises:
         subprocess.CalledProcessError: venv creation or pip failed (pip needs PyPI).
     """
@@ -50,6 +51,17 @@ def ensure_mitmproxy(venv: Path | None = None, python: str = sys.executable) -> 
 
 class FaultProxy:
     """A fault-injecting reverse proxy on 127.0.0.1, as a context manager.
+
+    Why a proxy: moto and community LocalStack have no S3/SQS fault API and kernel-level faults
+    (tc netem) are unavailable here, so faults are injected on the wire; a reverse proxy reached
+    through the endpoint URL serves every client alike: boto3 (job 1), delta-rs (changelog and
+    Delta commits) and Spark's s3a (job 2). Why mitmproxy (PyPI, maintained): it can answer, drop,
+    delay or cut each request from a small addon script and, unlike a TCP-level tool such as
+    Toxiproxy (no package here; built with `go install`), sees HTTP: it tells a DeleteMessageBatch
+    from a ReceiveMessage and a Delta commit PUT from a data-file PUT, and can forward a request so
+    the emulator APPLIES it and then fail the answer (the uncertain outcomes). botocore's
+    before-send event and hadoop-aws's fault-injecting client each reach one client only, and
+    never an applied-but-failed request.
 
     Args:
         upstream_endpoint: the emulator, e.g. http://127.0.0.1:5000.

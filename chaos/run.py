@@ -1,14 +1,6 @@
 """One chaos run: an emulator, the fault proxy in front of it, one target format, the workload,
-three pollers and two loaders killed at random, then a clean convergence and the checker.
-
-Phases. Chaos: the workload uploads, faults are on, the killer kills, the supervisor restarts,
-and a backfill of the un-notified prefix runs now and then (through the proxy too). Convergence:
-faults off; the chaos-era jobs are stopped (pollers with SIGTERM, loaders with SIGKILL); three
-clean pollers run until the queue is empty (messages a killed poller held come back after the
-visibility timeout), one clean backfill, then one clean `run --drain`. Check: the checker reads
-the outcome straight from the emulator (see `observed`) and compares it with the manifest.
-The jobs talk only to the proxy; provisioning, the workload and the checker only to the emulator.
-"""
+three pollers and two loaders killed at random, then a clean convergence and the checker. The jobs
+talk only to the proxy; provisioning, the workload and the checker only to the emulator."""
 
 from __future__ import annotations
 
@@ -60,7 +52,9 @@ class RunSettings:
 
 
 def execute(settings: RunSettings, out: Path, say: Callable[[str], None] = print) -> RunResult:
-    """Run one chaos run in `out` (logs, fault log, result) and return what it found."""
+    """Run one chaos run in `out` (logs, fault log, result) and return what it found: chaos
+    (`_chaos`), convergence (`_converge`), then the check, which reads the outcome straight from
+    the emulator (see `observed`) and compares it with the manifest."""
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(settings.seed)
     with MotoServer(log=str(out / "moto.log")) as moto:
@@ -108,7 +102,9 @@ def _run(settings: RunSettings, out: Path, rng: random.Random, moto: MotoServer,
 
 def _chaos(settings: RunSettings, t: jobs.RunTables, supervisor: Supervisor, workload: Workload,
            proxy: FaultProxy, rng: random.Random, say: Callable[[str], None]) -> None:
-    """Jobs up, workload on, faults on, killer on, for `chaos_seconds`; then all of it off."""
+    """Jobs up, workload on, faults on, killer on (the supervisor restarts what it kills), and a
+    backfill of the un-notified prefix now and then (through the proxy too), for `chaos_seconds`;
+    then all of it off."""
     for i in range(settings.pollers):
         supervisor.add(f"poller-{i}", "poller", jobs.poller_argv(t))
     for i in range(settings.loaders):
@@ -134,7 +130,9 @@ def _chaos(settings: RunSettings, t: jobs.RunTables, supervisor: Supervisor, wor
 
 def _converge(settings: RunSettings, t: jobs.RunTables, supervisor: Supervisor, stack: Stack,
               say: Callable[[str], None]) -> bool:
-    """Clean pollers until the queue is empty, a clean backfill, a clean drain. True if all ended well."""
+    """Faults off: the chaos-era jobs stopped (pollers with SIGTERM, loaders with SIGKILL), clean
+    pollers until the queue is empty (messages a killed poller held come back after the visibility
+    timeout), a clean backfill, a clean drain. True if all ended well."""
     supervisor.stop_all("poller", signal.SIGTERM, timeout=30)
     supervisor.stop_all("loader", signal.SIGKILL, timeout=10)
     supervisor.stop_all("backfill", signal.SIGKILL, timeout=10)

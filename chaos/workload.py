@@ -1,13 +1,6 @@
-"""The campaign's workload: what is uploaded, and the manifest the checker trusts.
-
-Objects go straight to the emulator, never through the fault proxy: a faulted upload (applied but
-answered with an error) would leave the truth uncertain, and the checker's only truth is this
-manifest. Most objects have unique keys; a few are overwritten soon after their upload (so the
-overwrite often lands between the event and the load), a few live under a prefix without
-notifications (only a backfill brings them in), and crafted S3 events are sent straight to the
-queue: a duplicate of a current version's event, or an older version's event after the newer one's
-(moto sends no sequencer or version id, so the etag is what tells versions apart).
-"""
+"""The campaign's workload: what is uploaded, and the manifest the checker trusts (uploads go
+straight to the emulator, never through the fault proxy, whose applied-but-failed answers would
+leave the truth uncertain)."""
 
 from __future__ import annotations
 
@@ -99,6 +92,12 @@ def s3_event(bucket: str, region: str, v: UploadedVersion) -> str:
 
 class Workload:
     """Uploads at a steady pace on its own thread until `stop`; records into `manifest`.
+
+    Most objects have unique keys; a few are overwritten soon after their upload (so the overwrite
+    often lands between the event and the load), a few live under a prefix without notifications
+    (only a backfill brings them in), and crafted S3 events are sent straight to the queue: a
+    duplicate of a current version's event, or an older version's event after the newer one's
+    (moto sends no sequencer or version id, so the etag is what tells versions apart).
 
     Args:
         s3, sqs: boto3 clients talking to the emulator directly.

@@ -1,7 +1,5 @@
-"""Spark settings that commit file writes to s3a with Hadoop's S3A magic committer: no renames.
-
-Spark's default FileOutputCommitter "renames" each file twice, which on S3 is COPY + DELETE.
-"""
+"""Spark settings that commit file writes to s3a with Hadoop's S3A magic committer: no renames
+(Spark's default FileOutputCommitter "renames" each file twice, which on S3 is COPY + DELETE)."""
 
 from __future__ import annotations
 

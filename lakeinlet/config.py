@@ -1,8 +1,6 @@
-"""Configuration: frozen dataclass sections whose field docs generate `--help`.
-
-Resolution order: CLI flags, then environment (`LAKEINLET__SECTION__KEY`), then a TOML file
-(`[section] key = value`), then defaults. Every problem is reported together, once, at start-up.
-"""
+"""Configuration: frozen dataclass sections whose field docs generate `--help`, resolved from CLI
+flags, then the environment (`LAKEINLET__SECTION__KEY`), then a TOML file (`[section] key = value`),
+then defaults; every problem is reported together, once, at start-up."""
 
 from __future__ import annotations
 

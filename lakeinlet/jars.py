@@ -1,10 +1,6 @@
-"""`lakeinlet jars`: the Spark jars lakeinlet needs, fetched from Maven Central with Maven.
-
-One catalogue of Maven coordinates, grouped by what needs them (`s3a` for reading S3 objects
-with Spark, one group per table format, `delta-spark` for interoperability tests only). The
-ordinary Maven client copies them into `.jars/<group>/` (cached, idempotent); on a cluster the
-same coordinates go to `spark-submit --packages` (`lakeinlet jars --packages`).
-"""
+"""`lakeinlet jars`: the Spark jars lakeinlet needs (`s3a` for reading S3 with Spark, one group per
+table format, `delta-spark` for tests only), fetched from Maven Central with Maven into
+`<dest>/<group>/` (cached), or printed as the `--packages` flags for spark-submit on a cluster."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The queue settings lakeinlet expects: one source of truth for local provisioning and Terraform.
-
-`infra/terraform` declares the same defaults; a test fails when the two drift.
-"""
+"""The queue settings lakeinlet expects: one source of truth for local provisioning and Terraform
+(`infra/terraform` declares the same defaults; a test fails when the two drift)."""
 
 from __future__ import annotations
 

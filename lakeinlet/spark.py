@@ -1,8 +1,6 @@
-"""The SparkSession factory both jobs use: lakeinlet's defaults under whatever spark-submit was given.
-
-Settings given to spark-submit (`--conf`, `--packages`, `--jars`, spark-defaults.conf) win over
-lakeinlet's defaults; jars are added only outside spark-submit, from `--jars` or the jar folder.
-"""
+"""The SparkSession factory both jobs use: lakeinlet's defaults under whatever spark-submit was given
+(its `--conf`, `--packages`, `--jars` and spark-defaults.conf win; jars are added only outside
+spark-submit, from `--jars` or the jar folder)."""
 
 from __future__ import annotations
 
@@ -140,7 +138,7 @@ def log4j2_file(level: str) -> str:
     """A log4j2 configuration sending the JVM's logging at `level` and above to stderr."""
     path = Path(tempfile.gettempdir()) / f"lakeinlet-log4j2-{level.lower()}.properties"
     # PySpark's gateway logger set to the same level: otherwise Spark, taking it for an
-    # interactive shell, prints "Setting default log level to WARN" (measured).
+    # interactive shell, prints "Setting default log level to WARN".
     text = ("status = error\nappender.console.type = Console\nappender.console.name = console\n"
             "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
             "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"

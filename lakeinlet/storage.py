@@ -1,9 +1,5 @@
 """A table URI in the forms each engine speaks (delta-rs `s3://`, Spark `s3a://`, absolute local
-paths) and the storage options each engine needs for it, built from one `AwsSection`.
-
-Credentials are passed on from the environment only when set there, so that on a cluster every
-engine uses the AWS default chain (instance profile, IRSA) itself.
-"""
+paths) and the storage options each engine needs for it, built from one `AwsSection`."""
 
 from __future__ import annotations
 
@@ -38,6 +34,9 @@ def spark_uri(uri: str, scheme: str) -> str:
 
 
 def _credentials(names: tuple[str, str, str]) -> dict[str, str]:
+    """The credentials set in the environment, under an engine's option names. Only those set are
+    passed on, so that on a cluster every engine uses the AWS default chain (instance profile,
+    IRSA) itself."""
     return {key: os.environ[env] for env, key in zip(CREDENTIALS, names, strict=True) if os.environ.get(env)}
 
 

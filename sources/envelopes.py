@@ -1,10 +1,5 @@
-"""Queue message bodies → ObjectEvents, for every envelope S3 events arrive in.
-
-S3 → SQS and S3 → SNS (raw delivery) carry the S3 notification itself; S3 → SNS (wrapped)
-carries it as a JSON string in `Message`; EventBridge carries one event in `detail`. Keys are
-decoded here, once, per envelope: S3 notifications URL-encode keys (`quote_plus`: a space
-becomes `+`), EventBridge events carry the key as stored, so decoding it would corrupt `+`.
-"""
+"""Queue message bodies → ObjectEvents, for every envelope S3 events arrive in (S3 → SQS, S3 → SNS
+raw or wrapped, EventBridge), each key decoded here, once (see `parse`)."""
 
 from __future__ import annotations
 
@@ -34,6 +29,11 @@ class Envelope:
 
 def parse(body: str, message_id: str = "?") -> Envelope:
     """Parse one message body.
+
+    S3 → SQS and S3 → SNS (raw delivery) carry the S3 notification itself; S3 → SNS (wrapped)
+    carries it as a JSON string in `Message`; EventBridge carries one event in `detail`. Keys are
+    decoded per envelope: S3 notifications URL-encode keys (`quote_plus`: a space becomes `+`),
+    EventBridge events carry the key as stored, so decoding it would corrupt `+`.
 
     Raises:
         EnvelopeError: the body is not JSON, or not an S3 event in an envelope known here.

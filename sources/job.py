@@ -1,8 +1,5 @@
-"""`lakeinlet-poll`: job 1, the event source (SQS S3 notifications → changelog table).
-
-Exit codes: 0 ok, 2 configuration or terminal error, 1 unexpected. See `sources/__main__.py` for
-the spark-submit form.
-"""
+"""`lakeinlet-poll`: job 1, the event source (SQS S3 notifications → changelog table). Exit codes:
+0 ok, 2 configuration or terminal error, 1 unexpected; `sources/__main__.py` is the spark-submit form."""
 
 from __future__ import annotations
 
@@ -119,8 +116,9 @@ def maintain_main(argv: Sequence[str]) -> int:
     """`lakeinlet-poll maintain`: compact the changelog's small files (delta-rs optimize; the
 change data feed skips the rewrite, so loaders read no row twice), write a log checkpoint, and
 vacuum what compaction replaced once it is older than --retention-hours and no registered loader
-(--loader-table, Delta targets) can still read it: every file that a version after the oldest
-loader checkpoint references stays. Prints files and bytes before and after."""
+(--loader-table for a Delta target, --loader-position for a Hudi or Iceberg one) can still read it:
+every file that a version after the oldest loader position references stays. Prints files and
+bytes before and after."""
     parser = build_parser(MaintainConfig, "maintain", maintain_main.__doc__ or "", usage=USAGES["maintain"])
 
     def body() -> None:

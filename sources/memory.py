@@ -1,8 +1,6 @@
-"""An in-process queue with SQS semantics: visibility timeouts, receipt handles, redrive to a DLQ.
-
-The contract suite runs the same tests over it and the SQS adapter; benchmarks use it to measure
-the poller's own code without an emulator in the way.
-"""
+"""An in-process queue with SQS semantics (visibility timeouts, receipt handles, redrive to a DLQ):
+the contract suite runs the same tests over it and the SQS adapter; benchmarks use it to time the
+poller's own code without an emulator in the way."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The poll loop: receivers → one changelog commit per batch → deletes. Pure orchestration.
-
-Guarantee 1 (DESIGN.md): a message is deleted only after the commit holding its rows succeeded;
-a poison message only after its copy reached the DLQ (`poison="dlq"`). Everything that talks to
-SQS or Delta comes in as a collaborator (see `ports`).
-"""
+"""The poll loop: receivers → one changelog commit per batch → deletes, pure orchestration over
+`ports`. A message is deleted only after the commit holding its rows succeeded, a poison message
+only after its copy reached the DLQ (`poison="dlq"`): README.md, "Guarantees"."""
 
 from __future__ import annotations
 

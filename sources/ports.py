@@ -1,7 +1,5 @@
-"""The event source's ports: the queue and the changelog, defined by what the poller calls.
-
-Values (frozen dataclasses), never SDK objects, cross these boundaries.
-"""
+"""The event source's ports, the queue and the changelog, defined by what the poller calls; values
+(frozen dataclasses), never SDK objects, cross them."""
 
 from __future__ import annotations
 

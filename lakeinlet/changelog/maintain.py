@@ -1,9 +1,5 @@
 """`lakeinlet-poll maintain`: compact the changelog's small files, write a log checkpoint, and
-vacuum the files compaction replaced once no registered loader can still read them.
-
-Compaction rewrites files with dataChange=false, which `delta.appendOnly` allows and the change
-data feed skips: a loader reading the versions after its checkpoint sees every row once.
-"""
+vacuum the files compaction replaced once no registered loader can still read them."""
 
 from __future__ import annotations
 
@@ -109,7 +105,9 @@ def maintain(m: MaintainSection, aws: AwsSection) -> MaintainReport:
 
 
 def compact(dt: DeltaTable, dry_run: bool) -> tuple[int, int]:
-    """Bin-pack each partition's small files (delta-rs optimize, dataChange=false)."""
+    """Bin-pack each partition's small files (delta-rs optimize). The rewrite has dataChange=false,
+    which `delta.appendOnly` allows and the change data feed skips: a loader reading the versions
+    after its checkpoint sees every row once."""
     if dry_run:
         return small_files(dt), 0
     metrics = dt.optimize.compact(post_commithook_properties=HOOKS, commit_properties=_props())

@@ -1,8 +1,6 @@
-"""The changelog table (Delta, written and read with delta-rs): one row per object event.
-
-The event source appends one commit per poll batch; the loader reads the rows that commits after
-its checkpoint added, through the change data feed (append-only, so no extra files are written).
-"""
+"""The changelog table (Delta, written and read with delta-rs), one row per object event: the event
+source appends one commit per poll batch, the loader reads the rows the commits after its
+checkpoint added (from their commit files through `tail`, else through the change data feed)."""
 
 from __future__ import annotations
 
@@ -24,23 +22,25 @@ from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedE
 from lakeinlet.storage import delta_uri, storage_options
 
 TABLE_PROPERTIES = {"delta.enableChangeDataFeed": "true", "delta.appendOnly": "true"}
+"""The change data feed of an append-only table: the loader reads it, and appends write no extra
+change data files for it."""
 META_PREFIX = "lakeinlet."
 _EPOCH, _MICRO = datetime(1970, 1, 1, tzinfo=UTC), timedelta(microseconds=1)
 _TS = CHANGELOG_SCHEMA.field("event_time").type
 # delta-rs retries a commit that lost the race for a version (15 times by default, at once). Pollers
-# appending blind commit far faster than delta-rs re-reads the log, so under a burst of them it can
-# lose 15 races in a row (seen in CI: 4 pollers and a backfill on one changelog). Each append gets
-# more tries, then a few more rounds after a random pause.
+# appending blind commit far faster than delta-rs re-reads the log, so under a burst of them (several
+# pollers and a backfill on one changelog) it can lose every one of those races. Each append gets
+# more tries, then a few more rounds after a random pause (tests/unit/test_changelog_append_retry.py).
 COMMIT_RETRIES, COMMIT_ROUNDS, ROUND_PAUSE_S = 50, 5, 0.5
 
 
 def changelog_table(rows: list[ReceivedEvent]) -> pa.Table:
     """The Arrow table of one commit's rows (CHANGELOG_SCHEMA), built column by column.
 
-    Same result as `events.to_changelog_table`, about 3x less CPU (profiled in the poller: the
-    row-wise build was most of the changelog's cost per event): timestamps become epoch
-    microseconds here instead of datetimes converted one by one by Arrow, and the partition's
-    day is computed by Arrow from them (UTC).
+    Same result as `events.to_changelog_table` for less CPU (the row-wise build was most of the
+    changelog's cost per event in the poller, which bench/poller.py's in-process stage measures):
+    timestamps become epoch microseconds here instead of datetimes converted one by one by Arrow,
+    and the partition's day is computed by Arrow from them (UTC).
     """
     ev = [r.event for r in rows]
     received = pa.array(_micros(r.received_at for r in rows), pa.int64()).view(_TS)
@@ -125,7 +125,7 @@ class DeltaChangelog:
         `_commit_timestamp` columns; an empty table (same columns) when there are none.
 
         With `until`, the rows are read from those versions' commit files when they hold only
-        what lakeinlet writes (see changelog_tail), else through delta-rs's change data feed."""
+        what lakeinlet writes (see `tail.ChangelogTail`), else through delta-rs's change data feed."""
         if until is not None and until > after:
             fast = self._tail.rows(after, until)
             if fast is not None:
@@ -145,7 +145,7 @@ class DeltaChangelog:
     def commits(self, after: int = -1, limit: int | None = None) -> list[CommitInfo]:
         """Commit history after version `after`, oldest first: all of it, or the first `limit`
         versions (metadata query, no data read). With `limit`, read from those versions' commit
-        files (see changelog_tail) when they are there, else through delta-rs."""
+        files (see `tail.ChangelogTail`) when they are there, else through delta-rs."""
         if limit is not None:
             tail = self._tail.commits(after, limit)
             if tail is not None:

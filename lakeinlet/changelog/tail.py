@@ -1,20 +1,5 @@
-"""The newest changelog versions read straight from their commit files, without opening the table.
-
-Opening the changelog with delta-rs reads its last log checkpoint (every file the table holds)
-and replays up to `checkpointInterval` commits after it, so a loader's read of the few versions
-after its checkpoint grew with the changelog's history (measured: 3.0x the time of a 10-commit
-changelog after 5,000 commits, on a loader's first batch). The versions a loader needs are in
-`_delta_log/<version>.json`, each naming the data files it added. This reads exactly those: one
-listing of the log from the loader's version on, the commit files (kept once read: they never
-change), and the data files.
-
-Only what lakeinlet's writers put in a changelog is read this way: appends (blind or delta-rs),
-compaction (files rewritten with dataChange=false, skipped as the change data feed skips them),
-vacuum markers, and a table creation with the changelog's own schema. Anything else in a version
-(another schema or partitioning, column mapping, reader features, change data files, deletion
-vectors, rows removed) makes `rows` return None, as does a commit file that is gone (log
-cleanup) or a data file without the changelog's columns; the caller then reads through delta-rs.
-"""
+"""The loader's fast path into the changelog: the newest versions read straight from their commit
+files and the data files those add, without opening the table (delta-rs is the plain path)."""
 
 from __future__ import annotations
 
@@ -66,7 +51,24 @@ class LogCommit:
 
 
 class ChangelogTail:
-    """Commit history and rows of the versions after a position, read from the commit files."""
+    """Commit history and rows of the versions after a position, read from the commit files.
+
+    Opening the changelog with delta-rs reads its last log checkpoint (every file the table
+    holds) and replays up to `checkpointInterval` commits after it, so a read of the few versions
+    after a loader's checkpoint would grow with the changelog's history (bench/changelog_history.py
+    measures that read on a long changelog against a 10-commit one). The versions a loader needs
+    are in `_delta_log/<version>.json`, each naming the data files it added. This reads exactly
+    those: one listing of the log from the loader's version on, the commit files (kept once read:
+    they never change), and the data files.
+
+    Only what lakeinlet's writers put in a changelog is read this way: appends (blind or
+    delta-rs), compaction (files rewritten with dataChange=false, skipped as the change data feed
+    skips them), vacuum markers, and a table creation with the changelog's own schema. Anything
+    else in a version (another schema or partitioning, column mapping, reader features, change
+    data files, deletion vectors, rows removed) makes `rows` return None, as does a commit file
+    that is gone (log cleanup) or a data file without the changelog's columns; the caller then
+    reads through delta-rs.
+    """
 
     def __init__(self, uri: str, aws: AwsSection) -> None:
         self._files = _files_for(uri, aws)
@@ -93,7 +95,7 @@ class ChangelogTail:
 
     def rows(self, after: int, until: int) -> pa.Table | None:
         """Rows versions `after+1 .. until` added (`until` must exist), with `_commit_version` and
-        `_commit_timestamp`, or None when a full Delta reader must read them (see module doc)."""
+        `_commit_timestamp`, or None when a full Delta reader must read them (see the class doc)."""
         wanted = range(after + 1, until + 1)
         if all(v in self._commits for v in wanted):  # just planned from them: commit files never change
             commits: list[LogCommit] | None = [self._commits[v] for v in wanted]

@@ -1,11 +1,5 @@
-"""The poller's changelog writer: blind appends through `DeltaAppender`, delta-rs for the rest.
-
-delta-rs creates the table (first commit), writes a log checkpoint every `checkpointInterval`
-versions (read from the table, 100 by default) and writes a batch whenever the table needs more
-than a blind append (a protocol feature, constraint or schema this writer does not know, found
-at start or in another writer's commit). Appends from several pollers, or from this writer and
-delta-rs, share the log safely: each commit is a put-if-absent of the next version.
-"""
+"""The poller's changelog writer: blind appends through `DeltaAppender` (the fast path), delta-rs
+(the plain path) for the table's creation, its log checkpoints and what a blind append cannot write."""
 
 from __future__ import annotations
 
@@ -27,7 +21,14 @@ WRITER_FEATURES = {"appendOnly", "invariants", "changeDataFeed"}
 
 
 class OpenDeltaChangelog(DeltaChangelog):
-    """A DeltaChangelog whose `append` commits without replaying the log (see module doc)."""
+    """A DeltaChangelog whose `append` commits without replaying the log.
+
+    delta-rs creates the table (first commit), writes a log checkpoint every `checkpointInterval`
+    versions (read from the table, 100 by default) and writes a batch whenever the table needs
+    more than a blind append (a protocol feature, constraint or schema this writer does not know,
+    found at start or in another writer's commit). Appends from several pollers, or from this
+    writer and delta-rs, share the log safely: each commit is a put-if-absent of the next version.
+    """
 
     def __init__(self, uri: str, aws: AwsSection | None = None) -> None:
         super().__init__(uri, aws)

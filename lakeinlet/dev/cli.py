@@ -1,8 +1,5 @@
-"""`lakeinlet`: the embedded local stack (`local up|down|status`), jar fetching, config reference.
-
-The two jobs have their own commands: `lakeinlet-poll` (event source) and `lakeinlet-load`
-(incremental loader).
-"""
+"""`lakeinlet`: the embedded local stack (`local up|env|samples|status|down`), jar fetching, config
+reference. The jobs have their own commands: `lakeinlet-poll` (event source), `lakeinlet-load` (loader)."""
 
 from __future__ import annotations
 

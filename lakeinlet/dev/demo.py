@@ -1,9 +1,6 @@
-"""`make demo`: the whole pipeline on a local emulator, narrated.
-
-Starts moto on 127.0.0.1, provisions bucket → SQS (+ DLQ) notifications, uploads JSON lines, CSV
-and Parquet files under three prefixes, runs the event source until the queue is empty, runs
-the loader once per prefix into three Delta tables, and prints what landed where.
-"""
+"""`make demo`: the whole pipeline on a local emulator, narrated: moto on 127.0.0.1, a bucket that
+notifies SQS (+ DLQ), JSON lines, CSV and Parquet files under three prefixes, the event source until
+the queue is empty, then the loader once per prefix into three Delta tables, every row checked."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Small, deterministic sample data sets for the demo, the notebooks and the benchmarks.
-
-Each file holds rows of one simple schema (order_id, customer, amount, ts), written as JSON lines,
-CSV or Parquet, so loaded rows can be checked against what was uploaded.
-"""
+"""Small, deterministic sample files for the demo, the notebooks and the benchmarks: rows of one
+schema (order_id, customer, amount, ts) as JSON lines, CSV or Parquet, so loaded rows can be
+checked against what was uploaded."""
 
 from __future__ import annotations
 

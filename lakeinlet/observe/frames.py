@@ -1,11 +1,6 @@
-"""What the operator notebooks look at: the changelog, the target's commits (Delta, Hudi or
-Iceberg), the ledger and the DLQ as pandas frames, and matplotlib figures of them. Nothing here
-writes to the pipeline's tables or queues (a DLQ peek does count as one receive of each message).
-
-Needs the `notebooks` extra (pandas, matplotlib). Each `*_frame` reader has a pure counterpart
-(`*_from_*`) that tests feed with recorded values. The target-facing helpers live in
-`observe_targets`, the figures in `observe_plots`; both are re-exported here.
-"""
+"""What the operator notebooks look at: the changelog, the target's commits, the ledger and the DLQ
+as pandas frames, with the target readers of `observe.targets` and the figures of `observe.plots`
+re-exported. Each `*_frame` reader has a pure counterpart (`*_from_*`) that tests feed."""
 
 from __future__ import annotations
 
@@ -22,12 +17,12 @@ import pyarrow as pa
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import CommitInfo, DeltaChangelog
+from lakeinlet.delta_io import query
 from lakeinlet.observe.plots import plot_changelog_commits, plot_lag, plot_load_batches
 from lakeinlet.observe.targets import (
     BATCH_COLUMNS,
     batches_from_commits,
     counts_from_rows,
-    delta_query,
     duplicates,
     load_batches_frame,
     local_catalog,
@@ -50,8 +45,9 @@ __all__ = [
 
 def local_env(repo: Path | None = None) -> dict[str, str]:
     """Environment defaults for driving both jobs in-process against the local emulator: the
-    emulator's fake credentials, Spark on loopback with this interpreter, and the s3a jars of the
-    nearest checkout (`<repo>/.jars`, as `make jars` fetches them). Returns what was set."""
+    emulator's fake credentials, Spark on loopback with this interpreter, and `LAKEINLET_JARS` set
+    to a `.jars` folder in `repo` (default: the working directory) or above it, if there is one.
+    Returns what was set."""
     from lakeinlet.dev.emulator import TEST_CREDENTIALS
 
     wanted = dict(TEST_CREDENTIALS) | {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
@@ -87,7 +83,7 @@ def stop_spark() -> bool:
 def read_table(uri: str, aws: AwsSection, sql: str = "SELECT * FROM t") -> pd.DataFrame:
     """Run `sql` over the Delta table at `uri` (registered as `t`) with delta-rs; no Spark. For
     lakeinlet's own tables (changelog, ledger, quarantine); a target of any format: `target_frame`."""
-    return delta_query(uri, aws, sql).to_pandas()
+    return query(uri, aws, sql).to_pandas()
 
 
 def changelog_rows(uri: str, aws: AwsSection, after: int = -1, until: int | None = None) -> pd.DataFrame:
