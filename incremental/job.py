@@ -230,7 +230,7 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
     if args.dry_run:
         print("dry run: nothing changed")
         return 0
-    version = ck.apply_reset(parts.target, plan, args.reason)
+    version = ck.apply_reset(parts.target, plan, args.reason, parts.hold)
     if version is not None:
         print(f"reset recorded in target version {version}")
     return 0

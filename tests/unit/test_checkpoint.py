@@ -103,3 +103,27 @@ def test_reset_refuses_versions_outside_the_changelog_and_to_latest_skips_on_pur
         ck.resolve(cl, None, datetime.now(UTC) + timedelta(days=1))
     assert ck.resolve(cl, 0, None) == Position(-1) and ck.resolve(cl, 2, None) == Position(1)
     assert ck.resolve(cl, None, None, to_latest=True) == Position(2)
+
+
+def test_a_reset_commits_while_holding_what_a_writer_of_the_table_holds(tmp_path: Path) -> None:
+    """Hudi's writer lease is the run's hold: `lakeinlet-load checkpoint reset` passes it, so a
+    reset never lands beside another process's load."""
+    from lakeinlet.incremental.job import main
+    from lakeinlet.incremental.settings import LoaderConfig, TablesSection
+    from lakeinlet.incremental.targets import build_target
+    from lakeinlet.incremental.targets.hudi.lease import LeaseHeld, LocalLease
+
+    table = str(tmp_path / "hudi")
+    built = build_target(LoaderConfig(tables=TablesSection(changelog="", table=table, target_format="hudi")),
+                         lambda: None)
+    with built.hold(), pytest.raises(LeaseHeld):
+        LocalLease(table + ".lakeinlet-writer.lock").acquire(0)
+    cl = _changelog(tmp_path, 2)
+    other = LocalLease(table + ".lakeinlet-writer.lock")
+    other.acquire(0)  # another process is loading: the reset must wait for it, not commit beside it
+    try:
+        code = main(["checkpoint", "reset", "--to-version", "0", "--changelog", cl.uri, "--table", table,
+                     "--target-format", "hudi", "--lease-wait-seconds", "0"])
+    finally:
+        other.release()
+    assert code == 2, "a reset committed while another process held the table's writer lease"
