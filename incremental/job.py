@@ -12,6 +12,7 @@ import logging
 import sys
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from lakeinlet import add_version_flag, logs
 from lakeinlet.config import add_arguments, resolve
@@ -192,12 +193,13 @@ def _progress(r: BatchReport) -> None:
 
 def _batch_line(r: BatchReport) -> None:
     p = r.plan
+    timings: dict[str, Any] = {f"{k}_s": round(v, 3) for k, v in r.seconds.items()}
     logs.event(log, "batch", batch=r.batch_id, files=len(p.to_read), rows=r.rows, removed_rows=r.removed_rows,
                replaced_rows=r.replaced_rows,
                bytes=p.bytes, changelog_from=str(p.start), changelog_to=str(p.end),
                versions=list(p.versions), events=p.events, skipped_known=p.skipped_known,
                superseded=p.superseded, target_version=r.target_version,
-               **{f"{k}_s": round(v, 3) for k, v in r.seconds.items()})
+               **timings)
 
 
 def _merge(total: Summary, s: Summary) -> None:

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import (
@@ -96,7 +97,7 @@ class Loader:
     changelog: ChangelogPort
     store: ObjectStorePort
     reader: Callable[[], ReaderPort]
-    target: TargetPort
+    target: TargetPort[Any]
     ledger: LedgerPort
     caps: Caps
     filters: Filters = field(default_factory=Filters)

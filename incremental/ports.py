@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from lakeinlet.incremental.model import ChangeRow, Checkpoint, Outcome, PlannedObject, Position, TargetCommit
 
@@ -142,8 +142,12 @@ class Staged(Protocol):
         ...
 
 
-class TargetPort(Protocol):
-    """One target table as the loader writes it, whatever its format: see `targets/`."""
+StagedT = TypeVar("StagedT", bound=Staged)
+
+
+class TargetPort(Protocol[StagedT]):
+    """One target table as the loader writes it, whatever its format: see `targets/`. Each
+    adapter's `publish` takes the `Staged` its own `stage` made."""
 
     stages_rows: bool
     """Whether `stage` writes a Load's rows (Delta, Iceberg), so checks that ride on the write can
@@ -153,11 +157,11 @@ class TargetPort(Protocol):
 
     def schema(self) -> Any | None: ...
 
-    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> Staged:
+    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> StagedT:
         """Write the change, invisible to readers, to be published with the checkpoint `end`."""
         ...
 
-    def publish(self, staged: Staged) -> int:
+    def publish(self, staged: StagedT) -> int:
         """Make the staged change and its checkpoint visible in one commit; returns its version.
 
         Raises:
@@ -214,7 +218,7 @@ class TargetUpkeep(Protocol):
         ...
 
 
-class Target(TargetPort, TargetView, TargetUpkeep, Protocol):
+class Target(TargetPort[Any], TargetView, TargetUpkeep, Protocol):
     """Every role of a target adapter (what the factory builds)."""
 
 

@@ -64,9 +64,9 @@ class InMemoryQueue:
         with self._cond:
             while True:
                 self._expire()
-                out = [self._take(visibility_timeout) for _ in range(min(max_messages, 10))
-                       if self._visible]
-                out = [m for m in out if m is not None]
+                taken = [self._take(visibility_timeout) for _ in range(min(max_messages, 10))
+                         if self._visible]
+                out = [m for m in taken if m is not None]
                 remaining = deadline - self._clock()
                 if out or remaining <= 0:
                     return out

@@ -154,7 +154,7 @@ def spark_footer_rows(reader: SparkReader, objs: Sequence[PlannedObject]) -> dic
         return {}
     counted = reader.reader().load([reader.load_path(o) for o in objs]) \
         .select(F.col("_metadata.file_path").alias("p")).groupBy("p").count().collect()
-    jpath = reader.spark._jvm.org.apache.hadoop.fs.Path
+    jpath = reader.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
     by_path = {jpath(reader.uri(o)).toUri().toString(): o for o in objs}
     return {(o.bucket, o.key): int(r["count"]) for r in counted if (o := by_path.get(r["p"]))}
 

@@ -136,9 +136,9 @@ class SparkReader:
                 (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs) \
                 and self._as_headed(objs, heads or {}, planned or planned_files(raw)):
             rows = sum(footers[(o.bucket, o.key)].rows for o in objs)
-            seen = Observation(f"lakeinlet-{batch_id}")
-            return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, seen), objs,
-                                  footers, failed, seen)
+            observed = Observation(f"lakeinlet-{batch_id}")
+            return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, observed), objs,
+                                  footers, failed, observed)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
         seen = checks.per_object(df, CORRUPT_COL in df.columns)
         failed |= checks.problems(self, objs, seen, heads or {}, footers)
