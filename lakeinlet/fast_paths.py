@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 
-NAMES = ("blind-append", "changelog-tail", "file-index", "lineage-hash")
+NAMES = ("blind-append", "changelog-tail", "file-index", "lineage-hash", "one-pass")
 """blind-append: the changelog writer's own Delta log commits (plain: delta-rs write).
 changelog-tail: the loader reads new changelog versions from their commit files (plain: delta-rs CDF).
 file-index: the Spark read is planned from the HEADs already made (plain: Spark lists the files).
-lineage-hash: lineage joined on 64-bit path hashes (plain: on the path strings)."""
+lineage-hash: lineage joined on 64-bit path hashes (plain: on the path strings).
+one-pass: a Parquet batch written while its checks ride on the write (plain: read and checked first)."""
 
 VARIABLE = "LAKEINLET_FAST_PATHS"
 

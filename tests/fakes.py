@@ -11,10 +11,28 @@ from typing import Any
 
 from lakeinlet.errors import CommitConflict
 from lakeinlet.incremental.loader import Loader
-from lakeinlet.incremental.model import FINAL, ChangeRow, Checkpoint, Outcome, PlannedObject, Position
+from lakeinlet.incremental.model import (
+    FINAL,
+    REMOVE,
+    RESET,
+    ChangeRow,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
 from lakeinlet.incremental.plan import Caps, rows_from_records
 from lakeinlet.incremental.ports import Load, ObjectHead, ReadBatch, Removal
-from lakeinlet.incremental.targets.commits import removal_outcomes, replaced_outcomes, replacing
+from lakeinlet.incremental.targets.commits import (
+    batches_after,
+    checkpoint_from,
+    load_meta,
+    position_meta,
+    removal_outcomes,
+    replaced_outcomes,
+    replacing,
+)
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -153,3 +171,86 @@ def loaded_rows(target: FakeTarget) -> Counter[str]:
             elif o.status == "removed":
                 present.pop(o.obj.key, None)
     return present
+
+
+@dataclass
+class MemoryStaged:
+    outcomes: list[Outcome]
+    start: Position
+    meta: dict[str, str]
+    rows: list[dict[str, Any]]
+    delete: set[tuple[str, str]]
+
+    def discard(self) -> None:
+        self.rows = []
+
+
+@dataclass
+class MemoryTarget:
+    """A target table in memory with every role of a real adapter (the contract suite holds it to
+    the same behaviour): rows as dicts, commits with lakeinlet's metadata codec."""
+
+    uri: str = "memory://orders"
+    app_id: str = "lakeinlet-loader"
+    table: list[dict[str, Any]] | None = None
+    history: list[TargetCommit] = field(default_factory=list)
+    stages_rows = True
+
+    def checkpoint(self) -> Checkpoint:
+        return checkpoint_from(self.commits(), self.app_id, len(self.history) - 1)
+
+    def schema(self) -> Any:
+        return None
+
+    def commits(self, limit: int | None = None) -> list[TargetCommit]:
+        return list(reversed(self.history))[:limit]
+
+    def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
+        return batches_after(self.commits(), self.app_id, target_version)
+
+    def rows(self, columns: Sequence[str] | None = None) -> Any:
+        if self.table is None:
+            raise FileNotFoundError(f"{self.uri}: no table there (yet)")
+        import pyarrow as pa
+
+        return pa.Table.from_pylist([{c: r[c] for c in columns} if columns else r for r in self.table])
+
+    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> MemoryStaged:
+        if isinstance(change, Removal):
+            gone = {(o.bucket, o.key) for o in change.objs}
+            outcomes = removal_outcomes(change.objs, change.decided, self._counts(gone))
+            meta = load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE)
+            return MemoryStaged(outcomes, start, meta, [], gone)
+        earlier = {(o.bucket, o.key) for o in replacing(change.outcomes, change.replace)}
+        outcomes = replaced_outcomes(change.outcomes, self._counts(earlier))
+        return MemoryStaged(outcomes, start, load_meta(self.app_id, batch_id, start, end, outcomes),
+                            list(change.batch.data or []), earlier)
+
+    def publish(self, staged: MemoryStaged) -> int:
+        if (self.checkpoint().position or Position(-1)) != staged.start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {staged.start}")
+        kept = [r for r in self.table or [] if (r["_source_bucket"], r["_source_key"]) not in staged.delete]
+        self.table = kept + staged.rows
+        return self._commit(staged.meta)
+
+    def commit_position(self, start: Position | None, to: Position, reason: str,
+                        operation: str = RESET) -> int:
+        self.table = self.table if self.table is not None else []
+        return self._commit(position_meta(self.app_id, start, to, reason, operation))
+
+    def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
+        return []
+
+    def release(self) -> None:
+        pass
+
+    def _commit(self, meta: dict[str, str]) -> int:
+        self.history.append(TargetCommit(len(self.history), datetime.now(UTC), meta))
+        return len(self.history) - 1
+
+    def _counts(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        found: Counter[tuple[str, str]] = Counter()
+        for r in self.table or []:
+            if (r["_source_bucket"], r["_source_key"]) in keys:
+                found[(r["_source_bucket"], r["_source_key"])] += 1
+        return dict(found)

@@ -12,14 +12,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from py4j.protocol import Py4JJavaError
 from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Observation, SparkSession
@@ -28,32 +25,28 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.window import Window
 
+from lakeinlet import fast_paths
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import FILTERED, MISSING, PlannedObject
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
-from lakeinlet.incremental.read import checks
+from lakeinlet.incremental.read import checks, file_index, lineage_hash
+from lakeinlet.incremental.read.file_index import Planned
 from lakeinlet.incremental.settings import ReadSection
 from lakeinlet.logs import event
 
 CORRUPT_COL = "_corrupt_record"
 LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time")
 FILE_SIZE, FILE_MTIME = "_lakeinlet_file_size", "_lakeinlet_file_mtime"
-STATUS_THREADS = 16
-"""Parallel file-status requests when Spark's file index is handed the batch's files."""
 MAP_LOOKUP_MAX = 16
 """Objects a batch may have for its lineage to be a literal map probed per row, not a join."""
 MAP_PROBE_BUDGET = 20_000_000
 """Past MAP_LOOKUP_MAX objects, the map is still used while rows × objects (the key comparisons
 its probes make at most) stays under this: a broadcast join costs a Spark job of its own (0.2-0.4 s
 a batch, measured on 40 objects of 2,000 rows), a map probe per row is cheap for few rows."""
-Planned = dict[str, tuple[int, int]]
-"""Files as a read's plan holds them (their `_metadata`): path URI → (size, mtime in ms)."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
 log = logging.getLogger("lakeinlet.loader")
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 Failed = dict[Ref, tuple[str, str]]
 FooterReader = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, Footer | str]]
 
@@ -132,9 +125,9 @@ class SparkReader:
             raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)
         if raw is None or not objs:
             return ReadBatch(None, None, {}, {}, failed)
-        if single_pass and not self.text and all(
+        if single_pass and fast_paths.enabled("one-pass") and not self.text and all(
                 (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs) \
-                and self._as_headed(objs, heads or {}, planned or planned_files(raw)):
+                and self._as_headed(objs, heads or {}, planned or file_index.planned_files(raw)):
             rows = sum(footers[(o.bucket, o.key)].rows for o in objs)
             observed = Observation(f"lakeinlet-{batch_id}")
             return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, observed), objs,
@@ -167,10 +160,11 @@ class SparkReader:
         Parquet with a schema is planned from file statuses fetched in parallel (`_indexed`,
         which fills `planned` with them)."""
         left = list(objs)
-        if left and self.settings.source_format == "parquet" and self.schema is not None:
+        if left and self.settings.source_format == "parquet" and self.schema is not None \
+                and fast_paths.enabled("file-index"):
             try:
                 return self._indexed(left, failed, planned if planned is not None else {})
-            except Exception as exc:  # Spark's own planning below decides
+            except Exception as exc:  # Spark's own planning below decides (a fast path never fails a read)
                 event(log, "file_index_fallback", level=logging.WARNING, reason=str(exc)[:300])
         while left:
             try:
@@ -188,57 +182,9 @@ class SparkReader:
 
     def _indexed(self, objs: Sequence[PlannedObject], failed: Failed, planned: Planned) -> tuple[
             DataFrame | None, list[PlannedObject]]:
-        """The read planned from the objects' file statuses, fetched in parallel (one
-        getFileStatus each, `STATUS_THREADS` at a time) and handed to Spark's file index, which
-        then lists nothing. Spark's own planning checks that each path exists, then lists the
-        paths one by one on the driver (a LIST and a HEAD each; measured: 3.5-5 s for 300
-        objects on moto, against 1.6-1.8 s this way). The statuses are taken at planning time,
-        as Spark's would be, so checks of `_metadata` size and mtime against the HEADs keep
-        their meaning (`planned` gets each one's size and mtime). An object not found is set
-        aside as missing, as Spark's planning would."""
-        jvm: Any = self.spark._jvm
-        js: Any = self.spark._jsparkSession
-        ds = jvm.org.apache.spark.sql.execution.datasources
         options, schema = self._options(strict=False, merge=False)
         assert schema is not None
-        scala_options = jvm.PythonUtils.toScalaMap(options)
-        conf = js.sessionState().newHadoopConfWithOptions(scala_options)
-        cache = ds.FileStatusCache.getOrCreate(js)
-        status_class = jvm.java.lang.Class.forName("org.apache.hadoop.fs.FileStatus")
-
-        def status(o: PlannedObject) -> Any:
-            path = jvm.org.apache.hadoop.fs.Path(self.uri(o))
-            try:
-                found = path.getFileSystem(conf).getFileStatus(path)
-            except Py4JJavaError as exc:
-                if exc.java_exception.getClass().getName() != "java.io.FileNotFoundException":
-                    raise
-                return None
-            leaf = jvm.java.lang.reflect.Array.newInstance(status_class, 1)
-            leaf[0] = found
-            cache.putLeafFiles(path, leaf)
-            planned[found.getPath().toUri().toString()] = (found.getLen(), found.getModificationTime())
-            return path
-
-        paths = list(_status_pool().map(status, objs))
-        for o, path in zip(objs, paths, strict=True):
-            if path is None:
-                failed[(o.bucket, o.key)] = (MISSING, f"object not found when read: {self.uri(o)}")
-        left = [o for o, path in zip(objs, paths, strict=True) if path is not None]
-        if not left:
-            return None, left
-        seq = jvm.scala.collection.JavaConverters.asScalaBufferConverter
-        none, empty = jvm.scala.Option.empty(), ds.PartitionSpec.emptySpec()
-        jschema = js.parseDataType(schema.json())
-        try:  # no partition columns from the source paths (`in/year=2026/…` is just a key)
-            index = ds.InMemoryFileIndex(js, seq([p for p in paths if p is not None]).asScala().toSeq(),
-                                         scala_options, jvm.scala.Option.apply(jschema), cache,
-                                         jvm.scala.Option.apply(empty), none)
-        finally:
-            cache.invalidateAll()
-        relation = ds.HadoopFsRelation(index, empty.partitionColumns(), jschema, none,
-                                       ds.parquet.ParquetFileFormat(), scala_options, js)
-        return DataFrame(js.baseRelationToDataFrame(relation), self.spark), left
+        return file_index.indexed_read(self.spark, self.uri, options, schema, objs, failed, planned)
 
     def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
                       rows: int | None = None, seen: Observation | None = None) -> DataFrame:
@@ -273,7 +219,7 @@ class SparkReader:
         else:
             paths = self.spark.range(1).select(F.explode(lookup).alias("_path", "_lineage"))
             key = "_path"
-            if _distinct_hashes(list(table)):  # join on a long, not an 80-byte string
+            if fast_paths.enabled("lineage-hash") and lineage_hash.distinct_hashes(list(table)):
                 key = "_path_hash"
                 paths = paths.select(F.xxhash64("_path").alias(key), "_lineage")
                 with_meta = with_meta.select("*", F.xxhash64("_path").alias(key))
@@ -349,83 +295,6 @@ class SparkReader:
         order = Window.partitionBy(*by_text).orderBy(F.monotonically_increasing_id())
         return malformed.withColumn("_n", F.row_number().over(order)) \
             .join(found, [*by_text, "_n"], "left").drop("_n")
-
-
-def _status_pool() -> ThreadPoolExecutor:
-    """Threads for file-status requests, kept for the process (py4j pins a JVM thread to each)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(STATUS_THREADS, thread_name_prefix="lakeinlet-status")
-        return _pool
-
-
-def planned_files(df: DataFrame) -> Planned | None:
-    """The files of the one file relation `df` reads, as its file index holds them (no request
-    is made); None when the plan has no file relation or more than one."""
-    found: Planned | None = None
-    leaves = df._jdf.queryExecution().analyzed().collectLeaves().iterator()
-    while leaves.hasNext():
-        leaf = leaves.next()
-        if leaf.getClass().getSimpleName() != "LogicalRelation":
-            continue
-        relation = leaf.relation()
-        if found is not None or relation.getClass().getSimpleName() != "HadoopFsRelation":
-            return None
-        found = {}
-        files = relation.location().allFiles().iterator()
-        while files.hasNext():
-            f = files.next()
-            found[f.getPath().toUri().toString()] = (f.getLen(), f.getModificationTime())
-    return found
-
-
-def _distinct_hashes(paths: Sequence[str]) -> bool:
-    """Whether the paths have distinct 64-bit hashes as Spark's `xxhash64` computes them."""
-    return len({xxhash64(p.encode()) for p in paths}) == len(paths)
-
-
-_P1, _P2, _P3, _P4, _P5 = (11400714785074694791, 14029467366897019727, 1609587929392839161,
-                           9650029242287828579, 2870177450012600261)
-_M = (1 << 64) - 1
-
-
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (64 - r))) & _M
-
-
-def _round(acc: int, lane: int) -> int:
-    return (_rotl((acc + lane * _P2) & _M, 31) * _P1) & _M
-
-
-def xxhash64(data: bytes, seed: int = 42) -> int:
-    """XXH64 of `data` as a signed long: Spark's `xxhash64` of a string (its seed is 42), so the
-    driver can tell, without a Spark job, whether a batch's paths share a hash."""
-    n, i = len(data), 0
-    if n >= 32:
-        v = [(seed + _P1 + _P2) & _M, (seed + _P2) & _M, seed & _M, (seed - _P1) & _M]
-        while i + 32 <= n:
-            v = [_round(v[j], int.from_bytes(data[i + 8 * j:i + 8 * j + 8], "little")) for j in range(4)]
-            i += 32
-        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M
-        for lane in v:
-            h = ((h ^ _round(0, lane)) * _P1 + _P4) & _M
-    else:
-        h = (seed + _P5) & _M
-    h = (h + n) & _M
-    while i + 8 <= n:
-        h = (_rotl(h ^ _round(0, int.from_bytes(data[i:i + 8], "little")), 27) * _P1 + _P4) & _M
-        i += 8
-    if i + 4 <= n:
-        h = (_rotl(h ^ (int.from_bytes(data[i:i + 4], "little") * _P1 & _M), 23) * _P2 + _P3) & _M
-        i += 4
-    while i < n:
-        h = (_rotl(h ^ (data[i] * _P5 & _M), 11) * _P1) & _M
-        i += 1
-    h = ((h ^ (h >> 33)) * _P2) & _M
-    h = ((h ^ (h >> 29)) * _P3) & _M
-    h ^= h >> 32
-    return h - (1 << 64) if h >= 1 << 63 else h
 
 
 def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> bool:

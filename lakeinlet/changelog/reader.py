@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
+from lakeinlet import fast_paths
 from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.tail import ChangelogTail
 from lakeinlet.delta_io import LatestTable, open_table
@@ -126,7 +127,7 @@ class DeltaChangelog:
 
         With `until`, the rows are read from those versions' commit files when they hold only
         what lakeinlet writes (see `tail.ChangelogTail`), else through delta-rs's change data feed."""
-        if until is not None and until > after:
+        if until is not None and until > after and fast_paths.enabled("changelog-tail"):
             fast = self._tail.rows(after, until)
             if fast is not None:
                 return fast
@@ -146,7 +147,7 @@ class DeltaChangelog:
         """Commit history after version `after`, oldest first: all of it, or the first `limit`
         versions (metadata query, no data read). With `limit`, read from those versions' commit
         files (see `tail.ChangelogTail`) when they are there, else through delta-rs."""
-        if limit is not None:
+        if limit is not None and fast_paths.enabled("changelog-tail"):
             tail = self._tail.commits(after, limit)
             if tail is not None:
                 return [_commit_info({**c.info, "version": c.version}) for c in tail]

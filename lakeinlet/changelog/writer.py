@@ -8,6 +8,7 @@ import logging
 
 from deltalake import DeltaTable
 
+from lakeinlet import fast_paths
 from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.blind_append import DeltaAppender, LogState, TableChanged
 from lakeinlet.changelog.log_store import store_for
@@ -34,7 +35,7 @@ class OpenDeltaChangelog(DeltaChangelog):
         super().__init__(uri, aws)
         self._store = store_for(self.uri, aws or AwsSection())
         self._appender: DeltaAppender | None = None
-        self._delta_rs_only = False
+        self._delta_rs_only = not fast_paths.enabled("blind-append")
         self._conflicts = 0
 
     def append(self, rows: list[ReceivedEvent], metadata: dict[str, str]) -> int:

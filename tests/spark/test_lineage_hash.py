@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from lakeinlet.incremental.read.reader import _distinct_hashes, xxhash64
+from lakeinlet.incremental.read.lineage_hash import distinct_hashes, xxhash64
 
 pytestmark = [pytest.mark.spark]
 
@@ -25,5 +25,5 @@ def test_xxhash64_is_sparks(spark: Any) -> None:
 
 
 def test_distinct_hashes_sees_a_repeated_path() -> None:
-    assert _distinct_hashes(["s3a://b/1", "s3a://b/2"])
-    assert not _distinct_hashes(["s3a://b/1", "s3a://b/1"])
+    assert distinct_hashes(["s3a://b/1", "s3a://b/2"])
+    assert not distinct_hashes(["s3a://b/1", "s3a://b/1"])

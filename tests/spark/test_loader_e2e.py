@@ -104,18 +104,19 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     two of the batch's paths share a hash ("join on the path": as if they did)."""
     from datetime import datetime, timedelta
 
+    from lakeinlet.incremental.read import lineage_hash
     from lakeinlet.incremental.read import reader as spark_reader
 
     monkeypatch.setattr(spark_reader, "MAP_LOOKUP_MAX", 64 if lookup == "map" else 0)
     monkeypatch.setattr(spark_reader, "MAP_PROBE_BUDGET", 10**9 if lookup == "map" else 0)
     hashed: list[bool] = []  # per join: whether it was on the hashes
-    distinct = spark_reader._distinct_hashes
+    distinct = lineage_hash.distinct_hashes
 
     def spy(*args: Any) -> bool:
         hashed.append(distinct(*args) and lookup == "join")
         return hashed[-1]
 
-    monkeypatch.setattr(spark_reader, "_distinct_hashes", spy)
+    monkeypatch.setattr(lineage_hash, "distinct_hashes", spy)
     landing, lake, s3 = new_lake(aws)
     files = make_files(fmt, 3, rows_per_file=2)
     keys = [f"in/{i} it's 100%+ünï{{}}[1].{fmt}" for i in range(len(files))]

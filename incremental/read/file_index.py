@@ -1,0 +1,105 @@
+"""Fast path (switch `file-index`): a Parquet read planned from the objects' file statuses, fetched
+in parallel and handed to Spark's file index through its JVM classes; the plain path is Spark's
+own planning (see `reader.SparkReader._load`, measured by bench/loader_throughput.py)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from py4j.protocol import Py4JJavaError
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from lakeinlet.incremental.model import MISSING, PlannedObject
+
+STATUS_THREADS = 16
+"""Parallel file-status requests when Spark's file index is handed the batch's files."""
+Planned = dict[str, tuple[int, int]]
+"""Files as a read's plan holds them (their `_metadata`): path URI → (size, mtime in ms)."""
+Failed = dict[tuple[str, str], tuple[str, str]]
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], options: Mapping[str, str],
+                 schema: T.StructType, objs: Sequence[PlannedObject], failed: Failed,
+                 planned: Planned) -> tuple[DataFrame | None, list[PlannedObject]]:
+    """The read planned from the objects' file statuses (one getFileStatus each, `STATUS_THREADS`
+    at a time), handed to Spark's file index, which then lists nothing (Spark's own planning
+    checks each path, then lists them one by one on the driver). The statuses are taken at
+    planning time, as Spark's would be, so checks of `_metadata` size and mtime against the HEADs
+    keep their meaning (`planned` gets each one's size and mtime). An object not found is set
+    aside as missing in `failed`, as Spark's planning would."""
+    jvm: Any = spark._jvm
+    js: Any = spark._jsparkSession
+    ds = jvm.org.apache.spark.sql.execution.datasources
+    scala_options = jvm.PythonUtils.toScalaMap(options)
+    conf = js.sessionState().newHadoopConfWithOptions(scala_options)
+    cache = ds.FileStatusCache.getOrCreate(js)
+    status_class = jvm.java.lang.Class.forName("org.apache.hadoop.fs.FileStatus")
+
+    def status(o: PlannedObject) -> Any:
+        path = jvm.org.apache.hadoop.fs.Path(uri(o))
+        try:
+            found = path.getFileSystem(conf).getFileStatus(path)
+        except Py4JJavaError as exc:
+            if exc.java_exception.getClass().getName() != "java.io.FileNotFoundException":
+                raise
+            return None
+        leaf = jvm.java.lang.reflect.Array.newInstance(status_class, 1)
+        leaf[0] = found
+        cache.putLeafFiles(path, leaf)
+        planned[found.getPath().toUri().toString()] = (found.getLen(), found.getModificationTime())
+        return path
+
+    paths = list(_status_pool().map(status, objs))
+    for o, path in zip(objs, paths, strict=True):
+        if path is None:
+            failed[(o.bucket, o.key)] = (MISSING, f"object not found when read: {uri(o)}")
+    left = [o for o, path in zip(objs, paths, strict=True) if path is not None]
+    if not left:
+        return None, left
+    seq = jvm.scala.collection.JavaConverters.asScalaBufferConverter
+    none, empty = jvm.scala.Option.empty(), ds.PartitionSpec.emptySpec()
+    jschema = js.parseDataType(schema.json())
+    try:  # no partition columns from the source paths (`in/year=2026/…` is just a key)
+        index = ds.InMemoryFileIndex(js, seq([p for p in paths if p is not None]).asScala().toSeq(),
+                                     scala_options, jvm.scala.Option.apply(jschema), cache,
+                                     jvm.scala.Option.apply(empty), none)
+    finally:
+        cache.invalidateAll()
+    relation = ds.HadoopFsRelation(index, empty.partitionColumns(), jschema, none,
+                                   ds.parquet.ParquetFileFormat(), scala_options, js)
+    return DataFrame(js.baseRelationToDataFrame(relation), spark), left
+
+
+def _status_pool() -> ThreadPoolExecutor:
+    """Threads for file-status requests, kept for the process (py4j pins a JVM thread to each)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(STATUS_THREADS, thread_name_prefix="lakeinlet-status")
+        return _pool
+
+
+def planned_files(df: DataFrame) -> Planned | None:
+    """The files of the one file relation `df` reads, as its file index holds them (no request
+    is made); None when the plan has no file relation or more than one."""
+    found: Planned | None = None
+    leaves = df._jdf.queryExecution().analyzed().collectLeaves().iterator()
+    while leaves.hasNext():
+        leaf = leaves.next()
+        if leaf.getClass().getSimpleName() != "LogicalRelation":
+            continue
+        relation = leaf.relation()
+        if found is not None or relation.getClass().getSimpleName() != "HadoopFsRelation":
+            return None
+        found = {}
+        files = relation.location().allFiles().iterator()
+        while files.hasNext():
+            f = files.next()
+            found[f.getPath().toUri().toString()] = (f.getLen(), f.getModificationTime())
+    return found
