@@ -14,7 +14,7 @@ from lakeinlet.dev.emulator import MotoServer, Stack
 from lakeinlet.sources.job import main
 from lakeinlet.sources.poison import ERROR_ATTRIBUTE
 from tests.conftest import unique
-from tests.integration.test_poller_moto import poll_args, queue_counts, rows, upload
+from tests.integration.poller_helpers import poll_args, queue_counts, rows, upload
 
 pytestmark = pytest.mark.integration
 

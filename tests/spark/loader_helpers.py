@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -14,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import DeltaChangelog
-from lakeinlet.dev.samples import SCHEMA_DDL, SampleFile
+from lakeinlet.dev.samples import SCHEMA_DDL, SampleFile, make_rows
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.settings import LoaderConfig, PlanSection, ReadSection, RunSection, TablesSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
@@ -110,3 +112,22 @@ def logged_events(stderr: str) -> Counter[str]:
         if line.startswith("{"):
             found[json.loads(line).get("event", "")] += 1
     return found
+
+
+def parquet_bytes(rows: list[dict[str, Any]]) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue()
+
+
+def two_row_groups_second_corrupt() -> bytes:
+    """A Parquet file with a valid footer whose second row group's data pages are garbage."""
+    rows = make_rows(5, 2000)
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), sink, row_group_size=1000, compression="snappy")
+    data = bytearray(sink.getvalue())
+    meta = pq.ParquetFile(io.BytesIO(bytes(data))).metadata
+    col = meta.row_group(1).column(0)
+    start = col.data_page_offset
+    data[start + 8:start + 8 + 64] = b"\xff" * 64
+    return bytes(data)

@@ -14,8 +14,7 @@ from lakeinlet.aws import AwsSection, client
 from lakeinlet.dev.samples import make_rows
 from lakeinlet.incremental.model import RESET, Position
 from tests.conftest import received_rows
-from tests.spark.loader_helpers import make_config, new_lake, parts, put, record, target_rows
-from tests.spark.test_formats import _parquet
+from tests.spark.loader_helpers import make_config, new_lake, parquet_bytes, parts, put, record, target_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 COMMITS = 105  # past delta.checkpointInterval (100): the log then starts from a checkpoint
@@ -40,10 +39,10 @@ def test_delta_spark_reads_the_target_changelog_and_ledger(spark: Any, aws: AwsS
     landing, lake, s3 = new_lake(aws)
     config = make_config(aws, lake, schema=None)
     p = parts(replace(config, tables=replace(config.tables, partition_by=("customer",))), spark)
-    record(p.changelog, [put(s3, landing, "a.parquet", _parquet(make_rows(1, 4)))])
+    record(p.changelog, [put(s3, landing, "a.parquet", parquet_bytes(make_rows(1, 4)))])
     p.loader().drain()
     wider = [r | {"region": "eu"} for r in make_rows(2, 3)]  # a new column
-    record(p.changelog, [put(s3, landing, "b.parquet", _parquet(wider))])
+    record(p.changelog, [put(s3, landing, "b.parquet", parquet_bytes(wider))])
     p.loader().drain()
     for i in range(COMMITS):  # checkpoint-only commits (resets) make the log long, fast
         p.target.commit_position(Position(1), Position(1), f"interop {i}", RESET)

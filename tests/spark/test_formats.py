@@ -3,14 +3,12 @@ s3a, rows read back by a different engine (delta-rs, hudi-rs, pyiceberg) and by 
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet.aws import AwsSection
@@ -22,6 +20,7 @@ from tests.spark.loader_helpers import (
     ledger_rows,
     make_config,
     new_lake,
+    parquet_bytes,
     parts,
     put,
     record,
@@ -112,25 +111,21 @@ def test_reset_back_and_forward_and_backfill(spark: Any, aws: AwsSection, target
     assert reasons == ["skip", "replay"]
 
 
-def _parquet(rows: list[dict[str, Any]]) -> bytes:
-    sink = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows), sink)
-    return sink.getvalue()
 
 
 def test_bad_inputs_are_recorded_and_the_rest_loads(spark: Any, aws: AwsSection, target_format: str) -> None:
     landing, lake, s3 = new_lake(aws)
     p = parts(make_config(aws, lake, schema=None, target_format=target_format), spark)
-    record(p.changelog, [put(s3, landing, "ok/a.parquet", _parquet(make_rows(1, 2)))])
+    record(p.changelog, [put(s3, landing, "ok/a.parquet", parquet_bytes(make_rows(1, 2)))])
     p.loader().drain()
     strings = [r | {"order_id": f"x{r['order_id']}"} for r in make_rows(2, 2)]
-    gone = put(s3, landing, "gone.parquet", _parquet(make_rows(3, 2)))
+    gone = put(s3, landing, "gone.parquet", parquet_bytes(make_rows(3, 2)))
     s3.delete_object(Bucket=landing, Key="gone.parquet")
-    record(p.changelog, [put(s3, landing, "bad/strings.parquet", _parquet(strings)),
+    record(p.changelog, [put(s3, landing, "bad/strings.parquet", parquet_bytes(strings)),
                          put(s3, landing, "bad/corrupt.parquet", b"PAR1 not really parquet PAR1"),
                          put(s3, landing, "empty.parquet", b""), gone,
                          ObjectEvent("no-such-bucket-x1", "a.parquet", "ObjectCreated:Put", NOW, 5, "e"),
-                         put(s3, landing, "ok/b.parquet", _parquet(make_rows(4, 2)))])
+                         put(s3, landing, "ok/b.parquet", parquet_bytes(make_rows(4, 2)))])
     p.loader().drain()
     status = {r["key"]: r["status"] for r in ledger_rows(p)}
     assert status == {"ok/a.parquet": "loaded", "ok/b.parquet": "loaded", "empty.parquet": "loaded",
@@ -144,10 +139,10 @@ def test_new_columns_and_partitions(spark: Any, aws: AwsSection, target_format: 
     config = make_config(aws, lake, schema=None, target_format=target_format)
     p = parts(replace(config, tables=replace(config.tables, partition_by=("customer",))), spark)
     first = make_rows(1, 4)
-    record(p.changelog, [put(s3, landing, "a.parquet", _parquet(first))])
+    record(p.changelog, [put(s3, landing, "a.parquet", parquet_bytes(first))])
     p.loader().drain()
     wider = [r | {"region": "eu"} for r in make_rows(2, 3)]
-    record(p.changelog, [put(s3, landing, "b.parquet", _parquet(wider))])
+    record(p.changelog, [put(s3, landing, "b.parquet", parquet_bytes(wider))])
     p.loader().drain()
     table = target_rows(p)
     assert Counter(table.column("region").to_pylist()) == {None: 4, "eu": 3}

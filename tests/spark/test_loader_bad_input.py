@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.dev.samples import make_files, make_rows
+from lakeinlet.dev.samples import make_files
 from lakeinlet.incremental.objects import S3ObjectStore
-from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
+from tests.spark.loader_helpers import (
+    ledger_rows,
+    make_config,
+    new_lake,
+    parts,
+    put,
+    record,
+    target_rows,
+    two_row_groups_second_corrupt,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 DATA = Path(__file__).resolve().parents[1] / "data" / "loader"
@@ -127,17 +133,6 @@ def test_keys_with_glob_characters_load_exactly_that_object(spark: Any, aws: Aws
                                               for r in f.rows)
 
 
-def _two_row_groups_second_corrupt() -> bytes:
-    """A Parquet file with a valid footer whose second row group's data pages are garbage."""
-    rows = make_rows(5, 2000)
-    sink = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows), sink, row_group_size=1000, compression="snappy")
-    data = bytearray(sink.getvalue())
-    meta = pq.ParquetFile(io.BytesIO(bytes(data))).metadata
-    col = meta.row_group(1).column(0)
-    start = col.data_page_offset
-    data[start + 8:start + 8 + 64] = b"\xff" * 64
-    return bytes(data)
 
 
 def test_parquet_with_a_corrupt_later_row_group_is_quarantined_not_loaded_halfway(
@@ -145,7 +140,7 @@ def test_parquet_with_a_corrupt_later_row_group_is_quarantined_not_loaded_halfwa
     landing, lake, s3 = new_lake(aws)
     good = make_files("parquet", 1, 3)[0]
     p = parts(make_config(aws, lake), spark)
-    record(p.changelog, [put(s3, landing, "half.parquet", _two_row_groups_second_corrupt()),
+    record(p.changelog, [put(s3, landing, "half.parquet", two_row_groups_second_corrupt()),
                          put(s3, landing, good.key, good.body)])
     p.loader().drain()
     ledger = _ledger(p)

@@ -14,8 +14,16 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.read.reader import SparkReader
-from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
-from tests.spark.test_loader_bad_input import _two_row_groups_second_corrupt
+from tests.spark.loader_helpers import (
+    ledger_rows,
+    make_config,
+    new_lake,
+    parts,
+    put,
+    record,
+    target_rows,
+    two_row_groups_second_corrupt,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -86,7 +94,7 @@ def test_a_write_short_of_the_footers_is_read_again_and_checked_first(
     landing, lake, s3 = new_lake(aws)
     good = make_files("parquet", 1, 3)[0]
     p = parts(make_config(aws, lake, target_format=target_format), spark)
-    record(p.changelog, [put(s3, landing, "half.parquet", _two_row_groups_second_corrupt()),
+    record(p.changelog, [put(s3, landing, "half.parquet", two_row_groups_second_corrupt()),
                          put(s3, landing, good.key, good.body)])
     with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
         p.loader().drain()
