@@ -1,9 +1,4 @@
-"""Adapter: the ingest ledger, a Delta table with one row per planned object (delta-rs append).
-
-Each append carries `txn(ledger app id, target version)`, so the ledger knows which target
-commit it reflects; a crash between the target commit and the ledger append is repaired from the
-target's commit metadata (see `repair`), and a repair that races another one is harmless.
-"""
+"""Adapter: the ingest ledger, a Delta table with one row per planned object (delta-rs append)."""
 
 from __future__ import annotations
 
@@ -32,7 +27,12 @@ LEDGER_SCHEMA = pa.schema([
 
 
 class DeltaLedger:
-    """The ledger at `uri`; created on the first append."""
+    """The ledger at `uri`; created on the first append.
+
+    Each append carries `txn(ledger app id, target version)`, so the ledger knows which target
+    commit it reflects; a crash between the target commit and the ledger append is repaired from
+    the target's commit metadata (the loader's `repair`), and a repair that races another one is
+    harmless."""
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str) -> None:
         self.uri = delta_uri(uri)

@@ -51,6 +51,8 @@ from lakeinlet.logs import event
 log = logging.getLogger("lakeinlet.loader")
 Ref = tuple[str, str]
 MAX_CONFLICTS = 20
+"""Batches in a row a drain may lose to other loaders' commits before it gives up."""
+
 
 @dataclass(frozen=True)
 class BatchReport:
@@ -205,7 +207,8 @@ class Loader:
         """After the commit: the quarantine's staged records, then the ledger (both idempotent
         per target version, and repaired from the target's history after a crash). A batch
         that staged nothing and has no malformed records skips the quarantine (an empty commit
-        there cost ~0.1 s a batch), as `repair` does."""
+        there would add to every batch's fixed cost: `bench/loader_throughput.py` prints it), as
+        `repair` does."""
         if self.quarantine is not None and (staged or any(o.bad_records for o in outcomes)):
             self.quarantine.commit(batch_id, version)
         self._append_ledger(outcomes, version, batch_id)
@@ -289,6 +292,10 @@ class Loader:
             try:
                 report = self.run_batch()
             except CommitConflict as exc:
+                # Not `lakeinlet.retry` (though CommitConflict is transient): a lost commit is not a
+                # call to repeat but a re-plan. The next turn plans a new batch from the checkpoint
+                # the winner left (nothing of ours is visible), so there is nothing to wait out and
+                # no pause; the cap only stops a loader that keeps losing.
                 summary.conflicts, conflicts = summary.conflicts + 1, conflicts + 1
                 event(log, "conflict", level=logging.WARNING, error=str(exc), retry=conflicts)
                 if conflicts >= MAX_CONFLICTS:

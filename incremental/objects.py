@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -14,10 +15,13 @@ from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.incremental.model import PlannedObject
 from lakeinlet.incremental.ports import OVERWRITTEN, Footer, ListedObject, ObjectHead, Unreadable
+from lakeinlet.retry import transient
 
 NOT_FOUND = {"404", "NoSuchKey", "NotFound", "NoSuchBucket"}
 CHANGED = {"412", "PreconditionFailed"}
 FOOTER_TAIL = 64 * 1024  # one ranged GET of this many trailing bytes holds most Parquet footers
+FOOTER_ATTEMPTS = 3
+"""Reads of one footer while its body is cut short mid-read (botocore retries the GET itself)."""
 Ref = tuple[str, str]
 DENIED = {"403", "AccessDenied", "Forbidden"}
 
@@ -33,12 +37,14 @@ def translate(exc: ClientError, what: str) -> Exception:
 class S3ObjectStore:
     """HEADs planned objects in parallel and lists prefixes (for backfills)."""
 
-    def __init__(self, aws: AwsSection, threads: int = 16, s3: Any = None, parquet: bool = False) -> None:
+    def __init__(self, aws: AwsSection, threads: int = 16, s3: Any = None, parquet: bool = False,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         """`parquet`: the objects are Parquet, so the check before the read is a ranged GET of
         each object's tail instead of a HEAD: the same answer (size, etag, mtime, or why it
-        cannot be read) plus the footer, which `footers` then serves without another request."""
+        cannot be read) plus the footer, which `footers` then serves without another request.
+        `sleep`: the pause before a footer whose body was cut short is read again."""
         self.s3 = s3 or client("s3", aws, max_pool_connections=max(threads, 10))
-        self.threads, self.parquet = threads, parquet
+        self.threads, self.parquet, self._sleep = threads, parquet, sleep
         self._buckets: dict[str, bool] = {}
         self._footers: dict[Ref, tuple[str | None, Footer]] = {}
 
@@ -70,7 +76,7 @@ class S3ObjectStore:
         head = ObjectHead(int(total) if total.isdigit() else len(tail), etag, resp.get("LastModified"))
         try:
             footer = self._parse(obj, tail, head.size, etag)
-        except (ClientError, BotoCoreError, OSError, ValueError):
+        except (ClientError, BotoCoreError, _BodyCut, OSError, ValueError):
             footer = None  # `footers` tries again, or Spark counts
         if isinstance(footer, Footer):
             self._footers[(obj.bucket, obj.key)] = (etag, footer)
@@ -119,18 +125,19 @@ class S3ObjectStore:
         kept = self._footers.get((obj.bucket, obj.key))
         if kept is not None and head is not None and kept[0] == etag:
             return kept[1]  # read with the check before the read, from the same response
-        for _ in range(3):  # a cut body is read again; any other failure: left to the caller
-            try:
-                tail, size, etag = self._tail(obj, FOOTER_TAIL, etag)
-                return self._parse(obj, tail, size, etag)
-            except ClientError as exc:
-                code = str(exc.response.get("Error", {}).get("Code", ""))
-                return OVERWRITTEN if code in CHANGED else None
-            except BotoCoreError:
-                continue
-            except (OSError, ValueError):  # pyarrow could not parse it: Spark's count decides
-                return None
-        return None
+        try:
+            return transient(FOOTER_ATTEMPTS, sleep=self._sleep, on=_BodyCut)(self._read_footer, obj, etag)
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            return OVERWRITTEN if code in CHANGED else None
+        except (BotoCoreError, _BodyCut):  # botocore's or our retries are over: left to the caller
+            return None
+        except (OSError, ValueError):  # pyarrow could not parse it: Spark's count decides
+            return None
+
+    def _read_footer(self, obj: PlannedObject, etag: str | None) -> Footer | None:
+        tail, size, etag = self._tail(obj, FOOTER_TAIL, etag)
+        return self._parse(obj, tail, size, etag)
 
     def _parse(self, obj: PlannedObject, tail: bytes, size: int, etag: str | None) -> Footer | None:
         """The footer in `tail` (the object's last bytes), fetching the rest when it is longer
@@ -144,10 +151,17 @@ class S3ObjectStore:
         return Footer(int(meta.num_rows), meta.schema)
 
     def _tail(self, obj: PlannedObject, length: int, etag: str | None) -> tuple[bytes, int, str | None]:
-        """The last `length` bytes (all of a shorter object), its size and etag."""
+        """The last `length` bytes (all of a shorter object), its size and etag.
+
+        Raises:
+            _BodyCut: the connection broke while reading the body.
+        """
         match = {"IfMatch": f'"{etag.strip(chr(34))}"'} if etag else {}
         resp = self.s3.get_object(Bucket=obj.bucket, Key=obj.key, Range=f"bytes=-{length}", **match)
-        body = resp["Body"].read()
+        try:
+            body = resp["Body"].read()
+        except BotoCoreError as exc:  # ResponseStreamingError: the connection broke mid-body
+            raise _BodyCut(f"GET s3://{obj.bucket}/{obj.key} (last {length} bytes): {exc}") from exc
         total = str(resp.get("ContentRange", "")).rpartition("/")[2]
         size = int(total) if total.isdigit() else len(body)
         return body, size, str(resp.get("ETag", "")).strip('"') or etag
@@ -161,6 +175,10 @@ class S3ObjectStore:
                                        str(o.get("ETag", "")).strip('"') or None, o["LastModified"])
         except ClientError as exc:
             raise translate(exc, f"LIST s3://{bucket}/{prefix}") from exc
+
+
+class _BodyCut(TransientError):
+    """The connection broke while reading a GET's body (after botocore's retries are over)."""
 
 
 class _Tail(io.RawIOBase):

@@ -1,11 +1,4 @@
-"""Adapter: the quarantine table (Delta) of malformed JSON/CSV records, kept for repair and replay.
-
-Each row holds one raw record as it was in the object, the object (bucket, key, etag), its line
-number and the batch that read it. Spark stages a batch's records under `data/<batch id>/` before
-the target commit; after the commit they are committed here with `txn(<app id>:quarantine,
-target version)`, so a crash in between is repaired from the target's history (the staged files
-are still there) and nothing is recorded twice.
-"""
+"""Adapter: the quarantine table (Delta) of malformed JSON/CSV records, kept for repair and replay."""
 
 from __future__ import annotations
 
@@ -28,7 +21,14 @@ QUARANTINE_SCHEMA = pa.schema([
 
 
 class DeltaQuarantine:
-    """The quarantine table at `uri` (default `<table>_quarantine`); created on first use."""
+    """The quarantine table at `uri` (default `<table>_quarantine`); created on first use.
+
+    Each row holds one raw record as it was in the object, the object (bucket, key, etag), its
+    line number and the batch that read it. Spark stages a batch's records under
+    `data/<batch id>/` before the target commit (`stage`); after the commit they are committed here
+    with `txn(<app id>:quarantine, target version)` (`commit`), so a crash in between is repaired
+    from the target's history (the staged files are still there) and nothing is recorded twice.
+    """
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, spark_scheme: str = "s3a") -> None:
         self.uri = delta_uri(uri)

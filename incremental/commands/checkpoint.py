@@ -1,9 +1,5 @@
-"""`checkpoint show` (a metadata query: no data file is read) and `checkpoint reset` (audited).
-
-A reset is a commit to the target without files: it moves the `txn` checkpoint and records the
-old and new positions and the reason in the target's history. Re-reading is safe: objects the
-ledger holds in a final status are skipped, so a reset backwards re-loads only what is missing.
-"""
+"""`checkpoint show` (a metadata query: no data file is read) and `checkpoint reset` (audited in
+the target's history)."""
 
 from __future__ import annotations
 
@@ -106,6 +102,9 @@ def resolve(changelog: DeltaChangelog, to_version: int | None, to_time: datetime
 
 
 def plan_reset(target: Target, changelog: DeltaChangelog, to: Position, reason: str) -> ResetPlan:
+    """The changelog versions a reset to `to` re-reads (backwards) or skips (forwards). Re-reading
+    is safe: objects the ledger holds in a final status are skipped, so a reset backwards
+    re-loads only what is missing."""
     current = target.checkpoint().position
     cur = current or Position(-1)
     low, high = sorted((to.complete, cur.complete))
@@ -158,7 +157,8 @@ def _applied(target: Target, to: Position, reason: str) -> int | None:
 def apply_reset(target: Target, plan: ResetPlan, reason: str,
                 hold: Callable[[], AbstractContextManager[None]] = nullcontext) -> int | None:
     """Commit the reset, holding what a writer of the target holds (None when it was already
-    applied)."""
+    applied): a commit to the target without files that moves the checkpoint and records the old
+    and new positions and the reason in the target's history."""
     if plan.already_applied is not None:
         return None
     with hold():

@@ -1,8 +1,5 @@
-"""Target tables behind one port: Delta, Hudi and Iceberg adapters, picked in one place.
-
-Each format also names what its Spark session needs (jar group, session settings, a class that
-proves the jars are there); `lakeinlet.spark` turns that into the session.
-"""
+"""Target tables behind one port: Delta, Hudi and Iceberg adapters, picked in one place, with
+what each needs of the Spark session."""
 
 from __future__ import annotations
 
@@ -33,7 +30,8 @@ ICEBERG_CLASS = ("org.apache.iceberg.spark.SparkCatalog", "the Iceberg Spark run
 
 @dataclass(frozen=True)
 class SparkNeeds:
-    """What a target format adds to the Spark session."""
+    """What a target format adds to the Spark session: jar groups, session settings, and classes
+    that prove the jars are there; `lakeinlet.spark` turns that into the session."""
 
     groups: list[str] = field(default_factory=list)
     conf: dict[str, str] = field(default_factory=dict)

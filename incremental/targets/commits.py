@@ -1,9 +1,6 @@
 """What every target keeps in its own commits, whatever the format: lakeinlet's commit metadata
-(one codec), and the checkpoint and loader batches read back from a list of target commits.
-
-Each adapter turns its log (Delta history, Hudi timeline, Iceberg snapshots) into `TargetCommit`s,
-newest first; everything below is format-independent.
-"""
+(one codec), and the checkpoint and loader batches read back from `TargetCommit`s, newest first
+(each adapter turns its log, Delta history, Hudi timeline or Iceberg snapshots, into those)."""
 
 from __future__ import annotations
 

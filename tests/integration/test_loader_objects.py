@@ -87,17 +87,26 @@ def test_footers_read_a_cut_body_again(aws: AwsSection, monkeypatch: pytest.Monk
     s3, bucket = client("s3", aws), unique("land")
     s3.create_bucket(Bucket=bucket)
     s3.put_object(Bucket=bucket, Key="a.parquet", Body=_parquet(7))
-    store = S3ObjectStore(aws)
+    pauses: list[float] = []
+    store = S3ObjectStore(aws, sleep=pauses.append)
     real, cuts = store.s3.get_object, [1]
 
+    class CutBody:
+        """The response's body breaks off once it is read (botocore's retries are over by then)."""
+
+        def read(self, *args: Any) -> bytes:
+            raise ResponseStreamingError(error="connection reset mid-body")
+
     def cut_once(**kw: Any) -> Any:
+        answer = real(**kw)
         if cuts:
             cuts.pop()
-            raise ResponseStreamingError(error="connection reset mid-body")
-        return real(**kw)
+            answer["Body"] = CutBody()
+        return answer
     monkeypatch.setattr(store.s3, "get_object", cut_once)
     found = store.footers([obj(bucket, "a.parquet")], {})[(bucket, "a.parquet")]
     assert isinstance(found, Footer) and found.rows == 7
+    assert len(pauses) == 1, "one cut body, read again once after a pause"
 
 
 def test_parquet_checks_are_one_ranged_get_that_answers_as_head_does_and_keeps_the_footer(

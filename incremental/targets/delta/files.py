@@ -1,8 +1,4 @@
-"""The Parquet files one batch wrote: listed with pyarrow, stats computed from their footers.
-
-Delta's data skipping needs per-file stats (numRecords, minValues, maxValues, nullCount); they
-come from the footers of the written files, so they describe exactly what was committed.
-"""
+"""The Parquet files one batch wrote: listed with pyarrow, stats computed from their footers."""
 
 from __future__ import annotations
 
@@ -81,7 +77,9 @@ def _json_value(value: Any) -> Any:
 
 
 def footer_stats(fs: pafs.FileSystem, path: str) -> str:
-    """Delta stats JSON from one Parquet footer (top-level primitive columns)."""
+    """Delta stats JSON from one Parquet footer (top-level primitive columns): what Delta's data
+    skipping needs per file (numRecords, minValues, maxValues, nullCount), read from the written
+    file, so they describe exactly what was committed."""
     with fs.open_input_file(path) as f:
         meta = pq.ParquetFile(f).metadata
     mins: dict[str, Any] = {}

@@ -1,11 +1,5 @@
 """Adapter: the Delta target table. Spark writes Parquet into the table folder; the driver commits
 the files with delta-rs.
-
-One commit per batch holds the data files, the checkpoint (`txn` app id + the last fully consumed
-changelog version) and, in its commit metadata, the finer position, files and bytes, and every
-planned object's outcome (so the ledger can always be rebuilt from the target's history). A
-second loader fails cleanly: delta-rs rejects a commit whose app id moved concurrently, and the
-checkpoint is checked again just before committing.
 """
 
 from __future__ import annotations
@@ -62,7 +56,14 @@ class Staged:
 
 
 class DeltaTarget:
-    """The target table at `uri`; created on the first commit with the first batch's schema."""
+    """The target table at `uri`; created on the first commit with the first batch's schema.
+
+    One commit per batch holds the data files, the checkpoint (`txn` app id + the last fully
+    consumed changelog version) and, in its commit metadata, the finer position, files and bytes,
+    and every planned object's outcome (so the ledger can always be rebuilt from the target's
+    history). A second loader fails cleanly: delta-rs rejects a commit whose app id moved
+    concurrently, and the checkpoint is checked again just before committing.
+    """
 
     stages_rows = True
 

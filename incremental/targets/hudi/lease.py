@@ -1,11 +1,5 @@
 """One writer per table: a lease lakeinlet holds while it loads, for formats whose commits do not
-check the checkpoint themselves (Hudi: two writers without one silently lose rows, measured).
-
-On S3 the lease is one object written only with conditional PUTs: `If-None-Match: *` to take a
-free lease, `If-Match: <etag>` to renew it or to take over one that expired, so two loaders never
-both hold it. A heartbeat renews it every third of its time; a loader checks it is still held
-before each commit. On a local path the lease is an exclusive `flock` on a file, released by the
-operating system when the process dies.
+check the checkpoint themselves (Hudi: two writers without one silently lose rows).
 """
 
 from __future__ import annotations
@@ -65,7 +59,10 @@ class Lease(Protocol):
 
 
 class S3Lease:
-    """The lease object `s3://bucket/key`, written with conditional PUTs only."""
+    """The lease object `s3://bucket/key`, written with conditional PUTs only: `If-None-Match: *`
+    to take a free lease, `If-Match: <etag>` to renew it or to take over one that expired, so two
+    loaders never both hold it. A heartbeat renews it every third of its time; a loader checks it
+    is still held before each commit."""
 
     def __init__(self, s3: Any, uri: str, ttl_seconds: float, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -172,7 +169,8 @@ class S3Lease:
 
 
 class LocalLease:
-    """An exclusive `flock` on `<path>`: one writer per table on this machine."""
+    """An exclusive `flock` on `<path>`: one writer per table on this machine, released by the
+    operating system when the process dies."""
 
     def __init__(self, path: str, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic) -> None:

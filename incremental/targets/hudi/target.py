@@ -1,12 +1,5 @@
 """Adapter: the Hudi target table (Copy-on-Write). Spark's Hudi datasource writes and commits;
 hudi-rs reads the timeline (checkpoint, history, schema) without the JVM.
-
-Every write option whose key starts with `lakeinlet.` lands in the commit's extraMetadata, in the
-same commit as the rows (Hudi's own `hoodie.datasource.write.commitmeta.key.prefix` mechanism, the
-way its streamer keeps its checkpoint). Hudi checks no checkpoint at commit time and, in its default
-single-writer mode, a second writer rolls back or overwrites the first one's files (measured: rows
-lost silently), so loaders hold the table's writer lease (`lease`) while they load. A writer
-killed mid-commit leaves an inflight instant that readers ignore and the next writer rolls back.
 """
 
 from __future__ import annotations
@@ -48,13 +41,13 @@ DEFAULTS = {
     "hoodie.datasource.write.commitmeta.key.prefix": tc.META,
     # Missing columns in a batch are nulls; lakeinlet's reader already cast types to the table's.
     "hoodie.datasource.write.reconcile.schema": "true",
-    # Each commit writes new files: no rewrite of earlier small files (measured 4x cheaper commits,
-    # and two writers never touch one file group).
+    # Each commit writes new files: no rewrite of earlier small files (cheaper commits, beside a
+    # Hudi write with its defaults in `bench/loader_throughput.py`; no file group is touched twice).
     "hoodie.parquet.small.file.limit": "0",
     "hoodie.metadata.enable": "false",
     "hoodie.embed.timeline.server": "false",
-    # Keyless tables look nothing up by key: a 1,000-entry bloom filter instead of a 421 KB one
-    # in every file's footer (measured).
+    # Keyless tables look nothing up by key: a small bloom filter instead of Hudi's default-sized
+    # one in every file's footer.
     "hoodie.index.bloom.num_entries": "1000",
     "hoodie.bloom.index.filter.type": "DYNAMIC_V0",
 }
@@ -88,7 +81,16 @@ class Staged:
 
 
 class HudiTarget:
-    """The Hudi table at `uri`; created by its first commit."""
+    """The Hudi table at `uri`; created by its first commit.
+
+    Every write option whose key starts with `lakeinlet.` lands in the commit's extraMetadata, in
+    the same commit as the rows (Hudi's own `hoodie.datasource.write.commitmeta.key.prefix`
+    mechanism, the way its streamer keeps its checkpoint). Hudi checks no checkpoint at commit time
+    and, in its default single-writer mode, a second writer rolls back or overwrites the first
+    one's files (rows lost silently), so a loader holds the table's writer `lease` while it loads.
+    A writer killed mid-commit leaves an inflight instant that readers ignore and the next writer
+    rolls back.
+    """
 
     stages_rows = False
     """Hudi's datasource commits as it writes: a batch is checked before it is written."""

@@ -1,10 +1,5 @@
 """The Iceberg catalog as configuration: one Spark catalog (default name `lakeinlet`), and the same
 catalog opened by pyiceberg for metadata queries (checkpoint, history, schema) without the JVM.
-
-`jdbc` (default) keeps tables in a JDBC catalog: its commits are an atomic compare-and-swap of
-the metadata location. A SQLite file is one machine's: it is refused where a second machine may
-load the table (a cluster master, or real S3); `rest`, `glue` or a shared JDBC database serve those.
-`hadoop` is the path-based catalog (local tables only: it needs atomic renames).
 """
 
 from __future__ import annotations
@@ -71,7 +66,13 @@ class IcebergSection:
 
 @dataclass(frozen=True)
 class IcebergCatalog:
-    """Where one target table lives: catalog settings, identifier and location."""
+    """Where one target table lives: catalog settings, identifier and location.
+
+    `jdbc` (default) keeps tables in a JDBC catalog: its commits are an atomic compare-and-swap of
+    the metadata location. A SQLite file is one machine's: it is refused where a second machine
+    may load the table (a cluster master, or real S3); `rest`, `glue` or a shared JDBC database
+    serve those. `hadoop` is the path-based catalog (local tables only: it needs atomic renames).
+    """
 
     section: IcebergSection
     location: str
@@ -169,9 +170,9 @@ class IcebergCatalog:
 
     @functools.cached_property
     def _py(self) -> Any:
-        """Made once per IcebergCatalog: making one costs ~40 ms (a SQL catalog checks its
-        tables) and a batch loads the table several times; each load still reads the catalog's
-        current metadata location."""
+        """Made once per IcebergCatalog: making one is not free (a SQL catalog checks its tables)
+        and a batch loads the table several times; each load still reads the catalog's current
+        metadata location."""
         return self._make_py_catalog()
 
     def py_catalog(self) -> Any:

@@ -1,7 +1,5 @@
 """Outcomes kept beside a target whose commit metadata must stay small (Iceberg keeps every
-snapshot's summary in each metadata.json): one JSON file per batch, written before the commit that
-names the batch, read back only for committed batches (ledger repair). They stay: like Delta's
-commit metadata, they are the durable record of what each batch did."""
+snapshot's summary in each metadata.json): one JSON file per batch."""
 
 from __future__ import annotations
 
@@ -16,7 +14,11 @@ from lakeinlet.storage import delta_uri, filesystem
 
 
 class OutcomeFiles:
-    """`<uri>/<batch id>.json`; the ledger's folder by default (`_pending/`, which Delta ignores)."""
+    """`<uri>/<batch id>.json`; the ledger's folder by default (`_pending/`, which Delta ignores).
+
+    Written before the commit that names the batch, read back only for committed batches (ledger
+    repair). They stay: like Delta's commit metadata, they are the durable record of what each
+    batch did."""
 
     def __init__(self, uri: str, aws: AwsSection) -> None:
         self.fs, self.root = filesystem(delta_uri(uri), aws)

@@ -1,14 +1,5 @@
-"""Adapter: the Iceberg target table. Spark writes; pyiceberg reads the metadata (checkpoint,
-history, schema) without the JVM.
-
-Exactly once: a plain Spark append re-applies itself on top of a concurrent commit (measured), so
-every commit goes through a staging branch. The branch is created at the snapshot the checkpoint
-was read from, the batch (rows, or none) is appended to it with lakeinlet's metadata as snapshot
-summary properties, and `fast_forward` publishes it to `main` only if `main` is still that snapshot;
-otherwise it fails and the loader re-plans (`CommitConflict`). The table is created with an empty
-first snapshot, so there is always one to branch from. Outcomes go to a sidecar file (summaries
-stay in every metadata.json) written before the commit. A location that already holds Iceberg
-metadata the catalog does not know is never created over (that would fork the table).
+"""Adapter: the Iceberg target table. Spark writes to a staging branch that `fast_forward`
+publishes; pyiceberg reads the metadata (checkpoint, history, schema) without the JVM.
 """
 
 from __future__ import annotations
@@ -24,7 +15,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.errors import CommitConflict, TerminalError, TransientError
 from lakeinlet.incremental.model import (
     REMOVE,
     RESET,
@@ -38,6 +29,7 @@ from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, check_catalog_placement
 from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
 from lakeinlet.incremental.targets.schema import fallback_schema
+from lakeinlet.retry import transient
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import delta_uri, filesystem
 
@@ -47,6 +39,16 @@ CONCURRENT = ("Cannot fast-forward", "metadata refresh is required", "CommitFail
 changed under a branch operation). A REST catalog server before Iceberg 1.11 answers a concurrent
 commit to another branch with a 400 "Cannot add snapshot with sequence number N older than last
 sequence number N" (apache/iceberg#15001), not a retryable CommitFailedException."""
+EXISTING = ("TABLE_OR_VIEW_ALREADY_EXISTS", "AlreadyExists")
+"""Spark's and Iceberg's answers to creating what is already there (another creator was first)."""
+CREATOR_RACE = ("already exists", "iceberg_namespace_properties", "Server error")
+"""A catalog's answers to the second of two creators that both found something missing: a JDBC
+catalog's own tables created twice (SQLite: "table iceberg_tables already exists"), or a
+namespace's row inserted twice into a JDBC store, directly or through a REST server (a 500:
+"Server error: UncheckedSQLException: Failed to execute: INSERT INTO iceberg_namespace_properties …";
+any REST 500 is tried once more, a refusal such as access denied is not)."""
+CONFLICT, EXISTS, RACED = "conflict", "exists", "raced"
+"""What `classify` makes of an error (None: none of these)."""
 FOREIGN_WAIT = (0.5, 1.0, 2.0)
 """Pauses before a location's metadata that the catalog does not know is called foreign: a loader
 on the same catalog may be between writing its first metadata.json and registering it."""
@@ -68,15 +70,27 @@ class Staged:
 
 
 class IcebergTarget:
-    """The Iceberg table at `catalog.location`; created on the first commit."""
+    """The Iceberg table at `catalog.location`; created on the first commit, with an empty first
+    snapshot so that there is always one to branch from.
+
+    Exactly once: a plain Spark append re-applies itself on top of a concurrent commit, so every
+    commit goes through this process's staging branch, created at the snapshot the checkpoint was
+    read from. The batch (rows, or none) is appended to it with lakeinlet's metadata as snapshot
+    summary properties, and `fast_forward` publishes it to `main` only if `main` is still that
+    snapshot; otherwise the loader re-plans (`CommitConflict`). Outcomes go to a sidecar file
+    (summaries stay in every metadata.json), written before the commit. A location that holds
+    Iceberg metadata the catalog does not know is never created over (that would fork the table).
+    `sleep`: the pauses before looking again at a table or namespace another creator may be making.
+    """
 
     stages_rows = True
 
     def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
-                 spark: Callable[[], Any], outcomes: OutcomeFiles) -> None:
+                 spark: Callable[[], Any], outcomes: OutcomeFiles,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.catalog, self.app_id, self.partition_by = catalog, app_id, list(partition_by)
         self.uri = catalog.location
-        self._spark, self.outcomes = spark, outcomes
+        self._spark, self.outcomes, self._sleep = spark, outcomes, sleep
         self.branch = f"lakeinlet_{uuid.uuid4().hex[:12]}"  # one per process: never shared
         self._placed = False  # the catalog's placement checked against Spark's master
 
@@ -180,7 +194,7 @@ class IcebergTarget:
             return None  # the path-based catalog's table is its location
         found = metadata_files(self.uri, self.catalog)
         for pause in FOREIGN_WAIT if found else ():
-            time.sleep(pause)
+            self._sleep(pause)
             t = self.table()
             if t is not None:
                 return t
@@ -207,19 +221,15 @@ class IcebergTarget:
         try:
             w.option("snapshot-property.lakeinlet.operation", "create").create()
         except Exception as exc:
-            if "TABLE_OR_VIEW_ALREADY_EXISTS" not in str(exc) and "AlreadyExists" not in str(exc):
+            if classify(exc) != EXISTS:
                 raise
 
     def _namespace(self, spark: Any) -> None:
-        """CREATE NAMESPACE IF NOT EXISTS, once more if it failed: two creators at once can both
-        find it missing, and the catalog then refuses the second (measured through the REST
-        catalog on a JDBC store: a 500 on the duplicate row); the second try finds it there."""
+        """CREATE NAMESPACE IF NOT EXISTS, once more if the catalog refused it as the second of two
+        creators that both found it missing (`CREATOR_RACE`): the second try finds it there."""
         sql = f"CREATE NAMESPACE IF NOT EXISTS {self.catalog.name}.{self.catalog.identifier.split('.')[0]}"
-        try:
-            spark.sql(sql)
-        except Exception:
-            time.sleep(FOREIGN_WAIT[0])
-            spark.sql(sql)
+        once_more = transient(2, sleep=self._sleep, on=_CreatorRaced, first_wait=FOREIGN_WAIT[0])
+        once_more(_create_namespace, spark, sql)
 
     def _location(self) -> dict[str, str]:
         return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
@@ -306,6 +316,32 @@ def metadata_files(location: str, catalog: IcebergCatalog) -> list[str]:
     return sorted(i.path for i in infos if i.path.endswith(".metadata.json"))
 
 
+def classify(exc: BaseException) -> str | None:
+    """The one place where Spark's and Iceberg's error texts are read: CONFLICT (another writer
+    committed first: `CONCURRENT`), EXISTS (what was being created is there: `EXISTING`), RACED
+    (the catalog refused the second of two creators: `CREATOR_RACE`), else None."""
+    text = str(exc)
+    for kind, said in ((CONFLICT, CONCURRENT), (EXISTS, EXISTING), (RACED, CREATOR_RACE)):
+        if any(s in text for s in said):
+            return kind
+    return None
+
+
+def _create_namespace(spark: Any, sql: str) -> None:
+    """Run `sql` (a CREATE NAMESPACE IF NOT EXISTS); a creator race lost becomes _CreatorRaced."""
+    try:
+        spark.sql(sql)
+    except Exception as exc:
+        if classify(exc) not in (EXISTS, RACED):
+            raise
+        said = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+        raise _CreatorRaced(f"{sql}: {said[:200]}") from exc
+
+
+class _CreatorRaced(TransientError):
+    """The catalog refused a creation that another creator made at the same moment."""
+
+
 @contextmanager
 def concurrency(uri: str) -> Iterator[None]:
     """Iceberg's answers to a concurrent commit become CommitConflict: the loader re-plans from
@@ -313,7 +349,7 @@ def concurrency(uri: str) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        if not any(s in str(exc) for s in CONCURRENT):
+        if classify(exc) != CONFLICT:
             raise
         said = next((ln for ln in str(exc).splitlines() if any(s in ln for s in CONCURRENT)), "")
         raise CommitConflict(f"commit to {uri} lost to a concurrent writer: {said.strip()[:200]}") from exc
@@ -323,7 +359,7 @@ def concurrency(uri: str) -> Iterator[None]:
 def commit_properties(spark: Any, props: dict[str, str]) -> Iterator[None]:
     """Snapshot summary properties for SQL row-level commands (DELETE) run on this thread: Iceberg
     reads them from `CommitMetadata`'s thread-local (set by reflection: PySpark runs the SQL on the
-    Java thread paired with this Python thread). Measured to land in the DELETE's snapshot."""
+    Java thread paired with this Python thread), so they land in the DELETE's snapshot."""
     jvm = spark._jvm
     field = jvm.py4j.reflection.ReflectionUtil.classForName(
         "org.apache.iceberg.spark.CommitMetadata").getDeclaredField("COMMIT_PROPERTIES")
