@@ -23,7 +23,8 @@ from lakeinlet.changelog.blind_append import DeltaAppender, LogState
 from lakeinlet.changelog.log_store import LocalStore
 from lakeinlet.changelog.maintain import storage
 from lakeinlet.changelog.reader import TABLE_PROPERTIES, DeltaChangelog, changelog_table
-from lakeinlet.events import CHANGELOG_PARTITION_BY, ObjectEvent, ReceivedEvent
+from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY
+from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.changelog_reader import ChangelogReader
 from lakeinlet.incremental.model import START, Position
 from lakeinlet.incremental.targets.delta.target import DeltaTarget

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from lakeinlet import __version__
 from lakeinlet.changelog.log_store import LogStore
 from lakeinlet.changelog.reader import META_PREFIX
-from lakeinlet.events import CHANGELOG_PARTITION_BY
+from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY
 
 PARTITION = CHANGELOG_PARTITION_BY[0]
 STATS_COLUMNS = ("event_time", "received_at")

@@ -17,9 +17,10 @@ from deltalake.exceptions import CommitFailedError
 
 from lakeinlet import fast_paths
 from lakeinlet.aws import AwsSection
+from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
 from lakeinlet.changelog.tail import ChangelogTail
 from lakeinlet.delta_io import LatestTable, open_table
-from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedEvent
+from lakeinlet.events import ReceivedEvent
 from lakeinlet.storage import delta_uri, storage_options
 
 TABLE_PROPERTIES = {"delta.enableChangeDataFeed": "true", "delta.appendOnly": "true"}
@@ -38,7 +39,7 @@ COMMIT_RETRIES, COMMIT_ROUNDS, ROUND_PAUSE_S = 50, 5, 0.5
 def changelog_table(rows: list[ReceivedEvent]) -> pa.Table:
     """The Arrow table of one commit's rows (CHANGELOG_SCHEMA), built column by column.
 
-    Same result as `events.to_changelog_table` for less CPU (the row-wise build was most of the
+    Same result as `schema.to_changelog_table` for less CPU (the row-wise build was most of the
     changelog's cost per event in the poller, which bench/poller.py's in-process stage measures):
     timestamps become epoch microseconds here instead of datetimes converted one by one by Arrow,
     and the partition's day is computed by Arrow from them (UTC).

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
+from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
 
 log = logging.getLogger("lakeinlet.changelog.reader")
 

@@ -13,7 +13,8 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.blind_append import DeltaAppender, LogState, TableChanged
 from lakeinlet.changelog.log_store import store_for
 from lakeinlet.changelog.reader import DeltaChangelog, changelog_table
-from lakeinlet.events import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA, ReceivedEvent
+from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
+from lakeinlet.events import ReceivedEvent
 
 log = logging.getLogger("lakeinlet.sources.changelog")
 

@@ -17,9 +17,10 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.blind_append import DeltaAppender, LogState, TableChanged, log_path
 from lakeinlet.changelog.log_store import PUT_ATTEMPTS, LocalStore, S3Store
 from lakeinlet.changelog.reader import DeltaChangelog, changelog_table
+from lakeinlet.changelog.schema import to_changelog_table
 from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.errors import TerminalError, TransientError
-from lakeinlet.events import ObjectEvent, ReceivedEvent, to_changelog_table
+from lakeinlet.events import ObjectEvent, ReceivedEvent
 from tests.conftest import received_rows
 
 pytestmark = pytest.mark.unit

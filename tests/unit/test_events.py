@@ -7,13 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lakeinlet.events import (
-    CHANGELOG_SCHEMA,
-    ObjectEvent,
-    ReceivedEvent,
-    from_changelog_row,
-    to_changelog_table,
-)
+from lakeinlet.changelog.schema import CHANGELOG_SCHEMA, from_changelog_row, to_changelog_table
+from lakeinlet.events import ObjectEvent, ReceivedEvent
 
 pytestmark = pytest.mark.unit
 
