@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from lakeinlet.errors import CommitConflict, TerminalError, TransientError
+from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import (
     REMOVE,
     RESET,
@@ -26,29 +25,21 @@ from lakeinlet.incremental.model import (
 )
 from lakeinlet.incremental.ports import Load, Removal
 from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.iceberg.answers import (
+    EXISTS,
+    CreatorRaced,
+    classify,
+    concurrency,
+    create_namespace,
+)
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, check_catalog_placement
+from lakeinlet.incremental.targets.iceberg.engine import commit_properties, orphan_files
 from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.retry import transient
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import delta_uri, filesystem
 
-CONCURRENT = ("Cannot fast-forward", "metadata refresh is required", "CommitFailedException",
-              "older than last sequence number")
-"""Iceberg's answers when another writer committed first (main moved, or the table's metadata
-changed under a branch operation). A REST catalog server before Iceberg 1.11 answers a concurrent
-commit to another branch with a 400 "Cannot add snapshot with sequence number N older than last
-sequence number N" (apache/iceberg#15001), not a retryable CommitFailedException."""
-EXISTING = ("TABLE_OR_VIEW_ALREADY_EXISTS", "AlreadyExists")
-"""Spark's and Iceberg's answers to creating what is already there (another creator was first)."""
-CREATOR_RACE = ("already exists", "iceberg_namespace_properties", "Server error")
-"""A catalog's answers to the second of two creators that both found something missing: a JDBC
-catalog's own tables created twice (SQLite: "table iceberg_tables already exists"), or a
-namespace's row inserted twice into a JDBC store, directly or through a REST server (a 500:
-"Server error: UncheckedSQLException: Failed to execute: INSERT INTO iceberg_namespace_properties …";
-any REST 500 is tried once more, a refusal such as access denied is not)."""
-CONFLICT, EXISTS, RACED = "conflict", "exists", "raced"
-"""What `classify` makes of an error (None: none of these)."""
 FOREIGN_WAIT = (0.5, 1.0, 2.0)
 """Pauses before a location's metadata that the catalog does not know is called foreign: a loader
 on the same catalog may be between writing its first metadata.json and registering it."""
@@ -228,8 +219,8 @@ class IcebergTarget:
         """CREATE NAMESPACE IF NOT EXISTS, once more if the catalog refused it as the second of two
         creators that both found it missing (`CREATOR_RACE`): the second try finds it there."""
         sql = f"CREATE NAMESPACE IF NOT EXISTS {self.catalog.name}.{self.catalog.identifier.split('.')[0]}"
-        once_more = transient(2, sleep=self._sleep, on=_CreatorRaced, first_wait=FOREIGN_WAIT[0])
-        once_more(_create_namespace, spark, sql)
+        once_more = transient(2, sleep=self._sleep, on=CreatorRaced, first_wait=FOREIGN_WAIT[0])
+        once_more(create_namespace, spark, sql)
 
     def _location(self) -> dict[str, str]:
         return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
@@ -286,17 +277,8 @@ class IcebergTarget:
         if t is None:
             return []
         stale = [r for r in t.metadata.refs if r.startswith("lakeinlet_") and r != self.branch]
-        jt = spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession,
-                                                                           self.catalog.spark_name)
         older = int((datetime.now(UTC).timestamp() - retention_hours * 3600) * 1000)
-        action = spark._jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession) \
-            .deleteOrphanFiles(jt).olderThan(older)
-        if dry_run:  # the action lists what it would delete and hands each path to this no-op
-            from pyspark.java_gateway import ensure_callback_server_started
-
-            ensure_callback_server_started(spark.sparkContext._gateway)
-            action = action.deleteWith(_KeepFile())
-        files = list(action.execute().orphanFileLocations())
+        files = orphan_files(spark, self.catalog.spark_name, older, dry_run)
         if not dry_run:
             for ref in stale:
                 spark.sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {ref}")
@@ -314,75 +296,6 @@ def metadata_files(location: str, catalog: IcebergCatalog) -> list[str]:
     fs, root = filesystem(delta_uri(location), catalog.aws)
     infos = fs.get_file_info(pafs.FileSelector(f"{root}/metadata", allow_not_found=True))
     return sorted(i.path for i in infos if i.path.endswith(".metadata.json"))
-
-
-def classify(exc: BaseException) -> str | None:
-    """The one place where Spark's and Iceberg's error texts are read: CONFLICT (another writer
-    committed first: `CONCURRENT`), EXISTS (what was being created is there: `EXISTING`), RACED
-    (the catalog refused the second of two creators: `CREATOR_RACE`), else None."""
-    text = str(exc)
-    for kind, said in ((CONFLICT, CONCURRENT), (EXISTS, EXISTING), (RACED, CREATOR_RACE)):
-        if any(s in text for s in said):
-            return kind
-    return None
-
-
-def _create_namespace(spark: Any, sql: str) -> None:
-    """Run `sql` (a CREATE NAMESPACE IF NOT EXISTS); a creator race lost becomes _CreatorRaced."""
-    try:
-        spark.sql(sql)
-    except Exception as exc:
-        if classify(exc) not in (EXISTS, RACED):
-            raise
-        said = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
-        raise _CreatorRaced(f"{sql}: {said[:200]}") from exc
-
-
-class _CreatorRaced(TransientError):
-    """The catalog refused a creation that another creator made at the same moment."""
-
-
-@contextmanager
-def concurrency(uri: str) -> Iterator[None]:
-    """Iceberg's answers to a concurrent commit become CommitConflict: the loader re-plans from
-    the checkpoint the winner left (nothing of this batch reached main)."""
-    try:
-        yield
-    except Exception as exc:
-        if classify(exc) != CONFLICT:
-            raise
-        said = next((ln for ln in str(exc).splitlines() if any(s in ln for s in CONCURRENT)), "")
-        raise CommitConflict(f"commit to {uri} lost to a concurrent writer: {said.strip()[:200]}") from exc
-
-
-@contextmanager
-def commit_properties(spark: Any, props: dict[str, str]) -> Iterator[None]:
-    """Snapshot summary properties for SQL row-level commands (DELETE) run on this thread: Iceberg
-    reads them from `CommitMetadata`'s thread-local (set by reflection: PySpark runs the SQL on the
-    Java thread paired with this Python thread), so they land in the DELETE's snapshot."""
-    jvm = spark._jvm
-    field = jvm.py4j.reflection.ReflectionUtil.classForName(
-        "org.apache.iceberg.spark.CommitMetadata").getDeclaredField("COMMIT_PROPERTIES")
-    field.setAccessible(True)
-    local = field.get(None)
-    values = jvm.java.util.HashMap()
-    for key, value in props.items():
-        values.put(key, value)
-    local.set(values)
-    try:
-        yield
-    finally:
-        local.remove()
-
-
-class _KeepFile:
-    """A java.util.function.Consumer that deletes nothing (a dry run of the orphan-file action)."""
-
-    def accept(self, path: str) -> None:
-        return None
-
-    class Java:
-        implements: ClassVar[list[str]] = ["java.util.function.Consumer"]
 
 
 def _commits(t: Any, limit: int | None = None) -> list[TargetCommit]:
