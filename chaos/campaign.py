@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--pace", type=float, default=1.0, help="seconds between workload steps (default: 1)")
     p.add_argument("--out", type=Path, default=Path(".chaos"), help="logs and results (default: .chaos/)")
     p.add_argument("--jars", default=None,
-                   help="jar folder for the loaders (default: $LAKEINLET_JARS or .jars/)")
+                   help="jar folder for the loaders (default: $LAKEINLET_JARS or ~/.cache/lakeinlet/jars)")
     return p
 
 

@@ -11,7 +11,8 @@ COMMANDS = {"status": "queue depth, in-flight, DLQ depth and the changelog head"
             "maintain": "compact the changelog, checkpoint its log, vacuum what no loader needs"}
 """Subcommands (the first argument) and what each does; no subcommand polls."""
 USAGES = {"status": f"{PROG} status --queue-url URL [options]",
-          "maintain": f"{PROG} maintain --changelog URI (--loader-table URI ... | --no-loaders) [options]"}
+          "maintain": f"{PROG} maintain --changelog URI (--loader-table URI ... | "
+                      "--loader-position VERSION ... | --no-loaders) [options]"}
 
 
 def build_parser(config_cls: type, command: str | None, description: str,

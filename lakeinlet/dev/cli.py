@@ -180,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     for p in lsub.choices.values():
         p.add_argument("--state-dir", default=".lakeinlet", help="where `up` records the stack")
     sub.add_parser("jars", help="fetch the Spark jars (s3a, Hudi, Iceberg) from Maven Central "
-                   "into .jars/, or print spark-submit's --packages line (`lakeinlet jars --help`)")
+                   "into the jar cache (~/.cache/lakeinlet/jars), or print spark-submit's --packages "
+                   "line (`lakeinlet jars --help`)")
     ref = sub.add_parser("config-reference", help="print both jobs' configuration as Markdown")
     ref.add_argument("--update", metavar="FILE", help="rewrite the reference block in FILE")
     ref.set_defaults(func=config_reference)

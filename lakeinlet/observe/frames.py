@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from lakeinlet import jars as jarlib
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import CommitInfo, DeltaChangelog
 from lakeinlet.delta_io import query
@@ -46,7 +47,8 @@ __all__ = [
 def local_env(repo: Path | None = None) -> dict[str, str]:
     """Environment defaults for driving both jobs in-process against the local emulator: the
     emulator's fake credentials, Spark on loopback with this interpreter, and `LAKEINLET_JARS` set
-    to a `.jars` folder in `repo` (default: the working directory) or above it, if there is one.
+    to a `.jars` folder in `repo` (default: the working directory) or above it, if there is one
+    (else the jobs use the jar cache `lakeinlet jars` fetches into).
     Returns what was set."""
     from lakeinlet.dev.emulator import TEST_CREDENTIALS
 
@@ -55,9 +57,10 @@ def local_env(repo: Path | None = None) -> dict[str, str]:
     jars = next((p / ".jars" for p in (here, *here.parents) if (p / ".jars").is_dir()), None)
     if jars is not None:
         wanted["LAKEINLET_JARS"] = str(jars)
-    elif "LAKEINLET_JARS" not in os.environ:
-        warnings.warn("no .jars folder above the working directory and LAKEINLET_JARS is unset: "
-                      "run `make jars` first, or Spark cannot read s3a:// paths", stacklevel=2)
+    elif "LAKEINLET_JARS" not in os.environ and jarlib.missing(jarlib.default_dir(), "s3a"):
+        warnings.warn(f"no s3a jars in {jarlib.default_dir()} (where the jobs look) and no .jars folder "
+                      "above the working directory: run `make jars` or `lakeinlet jars --only s3a` "
+                      "first, or Spark cannot read s3a:// paths", stacklevel=2)
     os.environ.pop("AWS_ENDPOINT_URL", None)  # the jobs get --endpoint-url explicitly
     done = {k: v for k, v in wanted.items() if k not in os.environ}
     os.environ.update(done)

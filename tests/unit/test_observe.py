@@ -242,8 +242,9 @@ def test_local_env_sets_only_what_is_missing(tmp_path: Path, monkeypatch: pytest
 
 def test_local_env_warns_when_no_jars_can_be_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LAKEINLET_JARS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
-    with pytest.warns(UserWarning, match="make jars"):
+    with pytest.warns(UserWarning, match="lakeinlet jars --only s3a"):
         observe.local_env(tmp_path)
     assert "LAKEINLET_JARS" not in os.environ
 
