@@ -54,7 +54,7 @@ def client(service: str, aws: AwsSection, **extra: Any) -> Any:
 
 def _keep_alive(request: Any, **_: Any) -> None:
     """Ask for a persistent connection explicitly. HTTP/1.1 keeps connections by default, but
-    some servers close after every response unless asked (LocalStack behind hypercorn does:
-    measured, one new TCP connection per SQS call), which costs both sides a connection set-up
-    per request."""
+    some servers close after every response unless asked (LocalStack behind hypercorn opens one
+    TCP connection per SQS call otherwise), which costs both sides a connection set-up per
+    request."""
     request.headers["Connection"] = "keep-alive"

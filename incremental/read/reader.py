@@ -1,11 +1,5 @@
-"""Adapter: Spark reads one batch's objects (one read per batch) and validates them before any write.
-
-Bad input never fails the batch. Every object that cannot be loaded whole gets a status and a
-reason and none of its rows (see `spark_checks`): vanished or corrupt files, type conflicts with
-the table (`schema_conflict`), Parquet files whose rows fall short of their footer, objects
-overwritten after their HEAD. Malformed JSON/CSV records are kept, with their object, for the
-quarantine table. The rows to commit stay cached until the target has written them.
-"""
+"""Adapter: Spark reads one batch's objects in one read, adds lineage, and sets aside (see `checks`)
+every object that cannot be loaded whole; bad input never fails the batch."""
 
 from __future__ import annotations
 
@@ -41,8 +35,8 @@ MAP_LOOKUP_MAX = 16
 """Objects a batch may have for its lineage to be a literal map probed per row, not a join."""
 MAP_PROBE_BUDGET = 20_000_000
 """Past MAP_LOOKUP_MAX objects, the map is still used while rows × objects (the key comparisons
-its probes make at most) stays under this: a broadcast join costs a Spark job of its own (0.2-0.4 s
-a batch, measured on 40 objects of 2,000 rows), a map probe per row is cheap for few rows."""
+its probes make at most) stays under this: a broadcast join costs a Spark job of its own, a map
+probe per row is cheap for few rows (bench/lineage_rows.py measures both)."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
@@ -193,16 +187,15 @@ class SparkReader:
         size and mtime (for the checked read's per-object checks) are left out.
 
         The lookup table is one JSON literal that the JVM parses (a DataFrame made from Python
-        rows would start a Python worker to read them: ~0.3 s a batch, measured). Up to
+        rows would start a Python worker to read them). Up to
         `MAP_LOOKUP_MAX` objects, or while `rows` (the footers' count, when known) times the
         objects stays under `MAP_PROBE_BUDGET`, it is a literal map probed per row (no join, no
         broadcast stage); past that, a broadcast hash join (a map probe scans its keys), on a
         64-bit hash of the path when the batch's paths have distinct hashes (every row's path is
-        one of them: a hash then names one path; measured 1.39 s against 1.86 s joining on the
-        path itself, 10 million rows into the no-op sink), else on the path. Spark
-        inlines the probe into each lineage column (a probe per column per row); an observation
-        between the probe and the columns would stop that, but measured slower (10 million rows
-        into the no-op sink: 1.56 s against 1.19 s), as the struct is then copied row by row."""
+        one of them: a hash then names one path), else on the path. Spark inlines the probe into
+        each lineage column (a probe per column per row); an observation between the probe and the
+        columns would stop that, but is slower, as the struct is then copied row by row
+        (bench/lineage_rows.py measures these choices)."""
         jpath = self.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
         table: dict[str, dict[str, Any]] = {}
         for o in objs:
