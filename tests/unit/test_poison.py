@@ -14,7 +14,7 @@ from lakeinlet.sources.memory import InMemoryQueue
 from lakeinlet.sources.poison import ERROR_ATTRIBUTE
 from lakeinlet.sources.poller import Poller
 from lakeinlet.sources.ports import EntryFailure, Message, MessageAttribute
-from tests.unit.poller_fakes import EVENTS, MemoryChangelog, s3_body, settings
+from tests.fakes import EVENTS, MemoryChangelog, s3_body, settings
 
 pytestmark = pytest.mark.unit
 

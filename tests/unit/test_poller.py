@@ -15,7 +15,7 @@ from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.memory import InMemoryQueue
 from lakeinlet.sources.poller import InjectedCrash, Poller, RetryReport, crash_at
 from lakeinlet.sources.ports import EntryFailure, Message
-from tests.unit.poller_fakes import EVENTS, JournalQueue, MemoryChangelog, s3_body, settings
+from tests.fakes import EVENTS, JournalQueue, MemoryChangelog, s3_body, settings
 
 pytestmark = pytest.mark.unit
 

@@ -12,7 +12,7 @@ from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.memory import InMemoryQueue
 from lakeinlet.sources.poller import Poller
 from lakeinlet.sources.ports import Message
-from tests.unit.poller_fakes import MemoryChangelog, s3_body, settings
+from tests.fakes import MemoryChangelog, s3_body, settings
 
 pytestmark = pytest.mark.unit
 

@@ -11,7 +11,7 @@ import pytest
 from lakeinlet.sources.memory import InMemoryQueue
 from lakeinlet.sources.poller import Poller
 from lakeinlet.sources.ports import EntryFailure, Message
-from tests.unit.poller_fakes import MemoryChangelog, s3_body, settings
+from tests.fakes import MemoryChangelog, s3_body, settings
 
 pytestmark = pytest.mark.unit
 
