@@ -60,7 +60,7 @@ terraform: install jars $(TOOLS)/bin/checkov
 # once more with every fast path off, so the plain paths they shadow stay correct.
 test: install jars lint $(TOOLS)/bin/checkov
 	$(BIN)/python -m pytest -m ""
-	LAKEINLET_FAST_PATHS=off $(BIN)/python -m pytest -m "" tests/spark/test_formats.py tests/integration/test_poller_moto.py
+	LAKEINLET_FAST_PATHS=off $(BIN)/python -m pytest -m "" tests/spark/test_formats.py
 
 unit: install
 	$(BIN)/python -m pytest -m unit
