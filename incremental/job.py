@@ -139,7 +139,8 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(total.statuses.items()))
     removed = "".join(f" ({what.format(n)})" for what, n in (
         ("removed {} rows", total.removed_rows),
-        ("deleted {} rows of objects' earlier versions", total.replaced_rows)) if n)
+        ("deleted {} rows of objects' earlier versions", total.replaced_rows),
+        ("kept {} malformed records in the quarantine table", total.malformed_records)) if n)
     print(f"loaded {total.rows} rows in {total.batches} batches{removed}"
           + (f"; {outcomes}" if outcomes else "") + ("; stopped on request" if stop.requested else ""))
     return 0
@@ -189,6 +190,13 @@ def _progress(r: BatchReport) -> None:
     if len(aside) > SET_ASIDE_SHOWN:
         logs.event(log, "set aside", level=logging.WARNING, more=len(aside) - SET_ASIDE_SHOWN,
                    where="the ledger (lakeinlet-load status)")
+    bad = [o for o in r.outcomes if o.bad_records]
+    for o in bad[:SET_ASIDE_SHOWN]:
+        logs.event(log, "malformed records quarantined", level=logging.WARNING,
+                   object=f"s3://{o.obj.bucket}/{o.obj.key}", records=o.bad_records)
+    if len(bad) > SET_ASIDE_SHOWN:
+        logs.event(log, "malformed records quarantined", level=logging.WARNING,
+                   more=len(bad) - SET_ASIDE_SHOWN, where="the quarantine table")
 
 
 def _batch_line(r: BatchReport) -> None:

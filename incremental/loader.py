@@ -76,6 +76,11 @@ class BatchReport:
         """Rows of earlier object versions deleted by this batch's loads (--on-overwrite replace)."""
         return sum(o.replaced_rows for o in self.outcomes)
 
+    @property
+    def malformed_records(self) -> int:
+        """Malformed JSON/CSV records of loaded objects, kept in the quarantine table."""
+        return sum(o.bad_records for o in self.outcomes)
+
     def set_aside(self) -> list[Outcome]:
         """Objects with bytes that were not loaded for a reason the user should see."""
         return [o for o in self.outcomes if o.status in (MISSING, CORRUPT, SCHEMA_CONFLICT, TOO_LARGE)]
@@ -90,6 +95,7 @@ class Summary:
     skipped_known: int = 0
     removed_rows: int = 0
     replaced_rows: int = 0
+    malformed_records: int = 0
 
 
 @dataclass
@@ -343,5 +349,6 @@ def _account(summary: Summary, report: BatchReport) -> None:
     summary.rows += report.rows
     summary.removed_rows += report.removed_rows
     summary.replaced_rows += report.replaced_rows
+    summary.malformed_records += report.malformed_records
     summary.skipped_known += report.plan.skipped_known
     summary.statuses.update(o.status for o in report.outcomes)

@@ -162,8 +162,8 @@ class FakeLedger:
 
 def make(changelog: FakeChangelog, target: FakeTarget, ledger: FakeLedger, **kw: Any) -> Loader:
     store = FakeStore({k: 10 for k in "abcdefg"} | {"empty": 0})
-    return Loader(changelog=changelog, store=store, reader=FakeReader, target=target, ledger=ledger,
-                  **{"caps": Caps(2, 10**6)} | kw)
+    return Loader(**{"changelog": changelog, "store": store, "reader": FakeReader, "target": target,
+                      "ledger": ledger, "caps": Caps(2, 10**6)} | kw)
 
 
 def loaded_rows(target: FakeTarget) -> Counter[str]:

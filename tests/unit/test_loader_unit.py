@@ -11,6 +11,7 @@ import pytest
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import PlannedObject, Position
 from lakeinlet.incremental.plan import Caps
+from lakeinlet.incremental.ports import ReadBatch
 from tests.fakes import T0, FakeChangelog, FakeLedger, FakeTarget, loaded_rows, make
 from tests.targets import CRASH_POINTS, Crash, crashing
 
@@ -137,3 +138,18 @@ def test_a_null_version_id_is_no_version_so_each_put_is_its_own_object_version()
     key are told apart by etag, so the second is not skipped as already loaded."""
     first, second = (PlannedObject("b", "k", f'"etag-{n}"', "null", 10, f"id-{n}", T0, 0) for n in (1, 2))
     assert (first.identity, second.identity) == ("etag-1", "etag-2")
+
+
+def test_malformed_records_of_loaded_objects_are_counted_for_the_console() -> None:
+    """A loaded object's malformed records go to the quarantine table; the run says how many."""
+
+    class ReaderWithBadRecords:
+        def read(self, objs: Any, batch_id: str, table_schema: Any, heads: Any = None,
+                 single_pass: bool = False) -> ReadBatch:
+            return ReadBatch(None, None, {(o.bucket, o.key): 2 for o in objs},
+                             {(o.bucket, o.key): 3 for o in objs if o.key == "b"}, {})
+
+    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog.add("a", "b")
+    summary = make(changelog, target, ledger, reader=ReaderWithBadRecords).drain()
+    assert summary.malformed_records == 3 and summary.rows == 4
