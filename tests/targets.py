@@ -9,7 +9,7 @@ from typing import Any
 
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.model import Outcome, PlannedObject, Position
-from lakeinlet.incremental.ports import Load, ReadBatch, Removal, TargetPort
+from lakeinlet.incremental.ports import Load, ReadBatch, TargetPort
 
 CRASH_POINTS = ("planned", "read", "written", "committed", "ledger_written")
 """planned: before any HEAD or staging; read: after the read, before staging; written: staged, not
@@ -24,12 +24,6 @@ def commit(target: TargetPort, batch: ReadBatch, start: Position, end: Position,
            outcomes: Sequence[Outcome], replace: Sequence[PlannedObject] = ()) -> tuple[int, list[Outcome]]:
     """A load committed as the loader commits one: the version and the outcomes it recorded."""
     staged = target.stage(Load(batch, outcomes, replace), start, end, batch_id)
-    return target.publish(staged), staged.outcomes
-
-
-def commit_removal(target: TargetPort, objs: Sequence[PlannedObject], start: Position, end: Position,
-                   batch_id: str, decided: Sequence[Outcome] = ()) -> tuple[int, list[Outcome]]:
-    staged = target.stage(Removal(objs, decided), start, end, batch_id)
     return target.publish(staged), staged.outcomes
 
 
