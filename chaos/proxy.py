@@ -15,7 +15,7 @@ from typing import Any
 
 from chaos.fault_log import FaultRecord, read_fault_log
 from chaos.plan import FaultPlan
-from lakeinlet.dev.emulator import free_port
+from lakeinlet.dev.emulator import free_port, stop_process
 
 MITMPROXY_VERSION = "11.0.2"  # the newest release for Python 3.11; tested with it
 ADDON = Path(__file__).with_name("addon.py")
@@ -123,13 +123,7 @@ class FaultProxy:
                 "--set", "connection_strategy=lazy"]  # reset_before never opens an upstream socket
 
     def stop(self) -> None:
-        if self._proc and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        stop_process(self._proc)
         if self._tmp:
             self._tmp.cleanup()
             self._tmp = None

@@ -79,12 +79,7 @@ class MotoServer:
         raise RuntimeError(f"moto server did not listen on 127.0.0.1:{self.port} in {timeout}s")
 
     def stop(self) -> None:
-        if self._proc and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
+        stop_process(self._proc)
 
     def __enter__(self) -> MotoServer:
         return self.start()
@@ -196,3 +191,15 @@ def _sns_fanout(aws: AwsSection, queue: str, queue_arn: str, queue_url: str, buc
     attrs = {"RawMessageDelivery": "true"} if raw_delivery else {}
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn, Attributes=attrs)
     return topic_arn
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None, grace_seconds: float = 10) -> None:
+    """Stop a server this process started: SIGTERM, then SIGKILL if it outlives the grace time."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(grace_seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
