@@ -10,22 +10,90 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from importlib import metadata
 from pathlib import Path
 
-HADOOP_AWS = ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-bundle:1.12.262",
-              "org.wildfly.openssl:wildfly-openssl:1.0.7.Final")
-"""The s3a connector pyspark 3.5's Hadoop 3.3.4 was built with (what `--packages hadoop-aws`
-resolves to)."""
-GROUPS: dict[str, tuple[str, ...]] = {
-    # spark-hadoop-cloud: Spark's side of the S3A committers (lakeinlet/committers.py). 3.5.8, not
-    # pyspark's 3.5.9: 3.5.9 is not on Maven Central (checked 2026-11); 3.5.8 is the nearest that is.
-    "s3a": (*HADOOP_AWS, "org.apache.spark:spark-hadoop-cloud_2.12:3.5.8"),
-    "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0",),
-    "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
-                "org.xerial:sqlite-jdbc:3.54.1.0"),
-    "delta-spark": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
+LINES: dict[str, dict[str, tuple[str, ...]]] = {
+    "3.5": {
+        # hadoop-aws of pyspark 3.5's Hadoop 3.3.4 and the SDK v1 bundle it was built with.
+        # spark-hadoop-cloud (Spark's side of the S3A committers, lakeinlet/committers.py): 3.5.8,
+        # the newest 3.5 on Maven Central (3.5.9 is not there).
+        "s3a": ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-bundle:1.12.262",
+                "org.wildfly.openssl:wildfly-openssl:1.0.7.Final",
+                "org.apache.spark:spark-hadoop-cloud_2.12:3.5.8"),
+        "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0",),
+        "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
+                    "org.xerial:sqlite-jdbc:3.54.1.0"),
+        "delta-spark": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
+    },
+    "4.1": {
+        # pyspark 4.1's Hadoop is 3.4.2: s3a on the AWS SDK v2 bundle that Hadoop release pins.
+        # spark-hadoop-cloud_2.13: 4.1.2, the newest 4.1 on Maven Central. No Hudi bundle for Spark 4
+        # resolves from Maven Central, so Hudi has no group on this line.
+        "s3a": ("org.apache.hadoop:hadoop-aws:3.4.2", "software.amazon.awssdk:bundle:2.29.52",
+                "org.apache.spark:spark-hadoop-cloud_2.13:4.1.2"),
+        "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",
+                    "org.xerial:sqlite-jdbc:3.54.1.0"),
+        # Delta's Spark-suffixed artifact (an unsuffixed one fails on another 4.x), and a release
+        # built against a late enough 4.1: delta 4.1.0 calls a Parquet schema converter constructor
+        # that later 4.1 patches no longer have (NoSuchMethodError on pyspark 4.1.4).
+        "delta-spark": ("io.delta:delta-spark_4.1_2.13:4.4.0", "io.delta:delta-storage:4.4.0"),
+    },
 }
-"""Jar groups: `s3a` for s3a:// reads, one per target format, `delta-spark` for tests only."""
+"""Jar groups per Spark line (major.minor): `s3a` for s3a:// reads, one per table format,
+`delta-spark` for tests only."""
+NOT_ON_LINE = {("4.1", "hudi"): "Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need "
+                                "Spark 3.5 (pip install 'lakeinlet[spark35]')"}
+"""Why a group is missing from a line: the one line a run on that line stops with."""
+ALL_GROUPS = tuple(dict.fromkeys(g for line in LINES.values() for g in line))
+
+
+class UnsupportedSpark(RuntimeError):
+    """The Spark version is not a line lakeinlet has jars for, or a group does not exist on it."""
+
+
+def line_of(version: str) -> str:
+    """`3.5.9` → `3.5`; raises UnsupportedSpark for a version outside the supported lines."""
+    line = ".".join(version.split(".")[:2])
+    if line not in LINES:
+        raise UnsupportedSpark(f"Spark {version} is not supported: lakeinlet runs on Spark "
+                               f"{' or '.join(f'{x}.x' for x in LINES)} (pip install 'lakeinlet[spark35]' "
+                               "or 'lakeinlet[spark41]')")
+    return line
+
+
+def installed_line() -> str:
+    """The line of the pyspark installed beside lakeinlet (read without importing pyspark).
+
+    Raises:
+        UnsupportedSpark: pyspark is missing or of an unsupported version.
+    """
+    try:
+        version = metadata.version("pyspark")
+    except metadata.PackageNotFoundError:
+        raise UnsupportedSpark("pyspark is not installed: pip install 'lakeinlet[spark35]' or "
+                               "'lakeinlet[spark41]'") from None
+    return line_of(version)
+
+
+def groups_of(line: str | None = None) -> dict[str, tuple[str, ...]]:
+    """The jar groups of `line` (default: the installed pyspark's)."""
+    return LINES[line or installed_line()]
+
+
+def coordinates(group: str, line: str | None = None) -> tuple[str, ...]:
+    """Maven coordinates of `group` on `line`.
+
+    Raises:
+        UnsupportedSpark: the group does not exist on the line (one line saying why).
+    """
+    line = line or installed_line()
+    if group not in LINES[line]:
+        why = NOT_ON_LINE.get((line, group), f"no jar group {group!r} for Spark {line}")
+        raise UnsupportedSpark(why)
+    return LINES[line][group]
+
+
 RUNTIME_GROUPS = ("s3a", "hudi", "iceberg")
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 ENV = "LAKEINLET_JARS"
@@ -50,14 +118,16 @@ def default_dir() -> Path:
     return cache / "lakeinlet" / "jars"
 
 
-def missing(dest: Path, group: str) -> list[str]:
-    """Coordinates of `group` whose jar is not in `dest/<group>/`."""
-    return [c for c in GROUPS[group] if not (dest / group / jar_name(c)).is_file()]
+def missing(dest: Path, group: str, line: str | None = None) -> list[str]:
+    """Coordinates of `group` (on `line`) whose jar is not in `dest/<group>/`. Both lines' jars can
+    share a folder: their file names differ."""
+    return [c for c in coordinates(group, line) if not (dest / group / jar_name(c)).is_file()]
 
 
-def group_jars(dest: Path, group: str) -> list[Path]:
+def group_jars(dest: Path, group: str, line: str | None = None) -> list[Path]:
     """The jars of `group` under `dest` (empty if any is missing: a partial set is no set)."""
-    return [] if missing(dest, group) else [dest / group / jar_name(c) for c in GROUPS[group]]
+    want = coordinates(group, line)
+    return [] if missing(dest, group, line) else [dest / group / jar_name(c) for c in want]
 
 
 def _pom(coordinates: list[str]) -> str:
@@ -69,15 +139,17 @@ def _pom(coordinates: list[str]) -> str:
             f"<packaging>pom</packaging><dependencies>{deps}</dependencies></project>")
 
 
-def fetch(dest: Path, group: str, mvn: str | None = None) -> list[Path]:
-    """Copy `group`'s jars into `dest/<group>/` with Maven (nothing to do if all are there).
+def fetch(dest: Path, group: str, mvn: str | None = None, line: str | None = None) -> list[Path]:
+    """Copy `group`'s jars (of `line`, default the installed pyspark's) into `dest/<group>/` with
+    Maven (nothing to do if all are there).
 
     Raises:
         JarsUnavailable: no `mvn` on the PATH, or Maven could not resolve a coordinate.
+        UnsupportedSpark: the group does not exist on the line.
     """
-    todo = missing(dest, group)
+    todo = missing(dest, group, line)
     if not todo:
-        return group_jars(dest, group)
+        return group_jars(dest, group, line)
     mvn = mvn or shutil.which("mvn")
     if not mvn:
         raise JarsUnavailable("Maven (mvn) is needed to fetch jars from Maven Central: install it "
@@ -96,7 +168,7 @@ def fetch(dest: Path, group: str, mvn: str | None = None) -> list[Path]:
         for c in todo:  # copy then rename: a killed fetch never leaves a half jar under its name
             shutil.copyfile(Path(tmp) / "out" / jar_name(c), out / (jar_name(c) + ".part"))
             (out / (jar_name(c) + ".part")).replace(out / jar_name(c))
-    return group_jars(dest, group)
+    return group_jars(dest, group, line)
 
 
 EXCLUDES: dict[str, tuple[str, ...]] = {
@@ -112,16 +184,16 @@ the GCS, Azure and other connectors and a second Hadoop client, none of which th
 use (with these left out, `--packages` resolves exactly the jars `lakeinlet jars` fetches)."""
 
 
-def packages(groups: list[str]) -> str:
+def packages(groups: list[str], line: str | None = None) -> str:
     """The `--packages` value for spark-submit on a cluster (Spark resolves dependencies)."""
-    coords = [c for g in groups for c in GROUPS[g] if not c.startswith("org.wildfly")]
+    coords = [c for g in groups for c in coordinates(g, line) if not c.startswith("org.wildfly")]
     return ",".join(dict.fromkeys(coords))
 
 
-def submit_flags(groups: list[str]) -> str:
+def submit_flags(groups: list[str], line: str | None = None) -> str:
     """`--packages …` and, where a group needs it, `--exclude-packages …` for spark-submit."""
     excluded = ",".join(dict.fromkeys(e for g in groups for e in EXCLUDES.get(g, ())))
-    return f"--packages {packages(groups)}" + (f" --exclude-packages {excluded}" if excluded else "")
+    return f"--packages {packages(groups, line)}" + (f" --exclude-packages {excluded}" if excluded else "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,28 +202,33 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dest", type=Path, default=None,
                         help=f"folder for the jars, one sub-folder per group (default: ${ENV}, else "
                              "~/.cache/lakeinlet/jars)")
-    parser.add_argument("--only", action="append", choices=sorted(GROUPS), metavar="GROUP",
-                        help=f"fetch only this group (repeatable; one of {', '.join(sorted(GROUPS))}; "
-                             "default: all)")
+    parser.add_argument("--only", action="append", choices=ALL_GROUPS, metavar="GROUP",
+                        help=f"fetch only this group (repeatable; one of {', '.join(ALL_GROUPS)}; "
+                             "default: every group of the Spark line)")
+    parser.add_argument("--spark", choices=sorted(LINES), metavar="LINE",
+                        help=f"the Spark line the jars are for ({' or '.join(sorted(LINES))}; default: "
+                             "the installed pyspark's), e.g. a cluster's Spark for --packages")
     parser.add_argument("--packages", action="store_true",
                         help="print spark-submit's --packages (and --exclude-packages) flags for the "
-                             f"groups (default: {', '.join(RUNTIME_GROUPS)}) instead of fetching")
+                             f"groups (default: {', '.join(RUNTIME_GROUPS)}, those the line has) "
+                             "instead of fetching")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.packages:
-        print(submit_flags(args.only or list(RUNTIME_GROUPS)))
-        return 0
-    dest = args.dest or default_dir()
     try:
-        for group in args.only or list(GROUPS):
-            fresh = bool(missing(dest, group))
-            jars = fetch(dest, group)
+        line = args.spark or installed_line()
+        if args.packages:
+            print(submit_flags(args.only or [g for g in RUNTIME_GROUPS if g in LINES[line]], line))
+            return 0
+        dest = args.dest or default_dir()
+        for group in args.only or list(LINES[line]):
+            fresh = bool(missing(dest, group, line))
+            jars = fetch(dest, group, line=line)
             names = ", ".join(p.name for p in jars)
-            print(f"{group}: {'fetched' if fresh else 'cached'} {names} in {dest / group}")
-    except JarsUnavailable as exc:
+            print(f"{group} (Spark {line}): {'fetched' if fresh else 'cached'} {names} in {dest / group}")
+    except (JarsUnavailable, UnsupportedSpark) as exc:
         print(f"lakeinlet jars: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lakeinlet import jars as jarlib
+from lakeinlet import jvm as lakejvm
 from lakeinlet.committers import COMMIT_PROTOCOL, s3a_committer_conf
 from lakeinlet.config import setting
 from lakeinlet.errors import TerminalError
@@ -68,7 +69,7 @@ def jar_list(jars: str | None, groups: Sequence[str] = ()) -> list[str]:
         path = Path(item)
         if not path.is_dir():
             out.append(item)
-        elif any((path / g).is_dir() for g in jarlib.GROUPS):
+        elif any((path / g).is_dir() for g in jarlib.ALL_GROUPS):
             out.extend(str(p) for g in groups for p in jarlib.group_jars(path, g))
         else:
             out.extend(sorted(str(p) for p in path.glob("*.jar")))
@@ -174,7 +175,7 @@ def launcher_conf() -> dict[str, str]:
         return {}
     from pyspark import SparkConf
 
-    _gateway_jvm()  # connects to spark-submit's JVM; creates no context
+    lakejvm.gateway()  # connects to spark-submit's JVM; creates no context
     return dict(SparkConf().getAll())
 
 
@@ -192,6 +193,8 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
     from pyspark.sql import SparkSession
 
     submitted = under_spark_submit()
+    if not submitted:  # under spark-submit the JVM's version is checked once the session exists
+        spark_line(groups)
     given = launcher_conf()
     if not submitted:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -201,7 +204,7 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
     builder = SparkSession.builder if "spark.app.name" in given else SparkSession.builder.appName(app_name)
     if section.master:
         builder = builder.master(section.master)
-    committers = not submitted or "s3a" not in groups or _loadable(_gateway_jvm(), COMMIT_PROTOCOL)
+    committers = not submitted or "s3a" not in groups or lakejvm.loadable(lakejvm.gateway(), COMMIT_PROTOCOL)
     if not committers:
         log.warning("spark-hadoop-cloud is not on spark-submit's classpath: writes to s3a go through "
                     "Spark's default committer (a COPY and a DELETE per file); add it with `%s`",
@@ -210,12 +213,29 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    spark_line(groups, session.version)
     session.sparkContext.setLogLevel(section.spark_log_level)
     wanted = dict(required or {g: REQUIRED_CLASSES[g] for g in groups if g in REQUIRED_CLASSES})
     check_classes(session, wanted, submitted, section.jars)
     if "hudi" in groups:
-        settle_object_sizes(session._jvm)
+        settle_object_sizes(lakejvm.of(session))
     return session
+
+
+def spark_line(groups: Sequence[str] = (), version: str | None = None) -> str:
+    """The Spark line (`3.5`, `4.1`) of `version` (default: the installed pyspark's).
+
+    Raises:
+        TerminalError: lakeinlet has no jars for that Spark, or one of `groups` does not exist on
+            its line (one line saying what to install).
+    """
+    try:
+        line = jarlib.line_of(version) if version else jarlib.installed_line()
+        for group in groups:
+            jarlib.coordinates(group, line)
+    except jarlib.UnsupportedSpark as exc:
+        raise TerminalError(str(exc)) from None
+    return line
 
 
 def settle_object_sizes(jvm: Any) -> str:
@@ -235,7 +255,7 @@ def settle_object_sizes(jvm: Any) -> str:
     addresses, not the sizes Hudi asks for, and sensing it delays every start. A cluster's
     executors still print the lines, to their own stdout logs.
     """
-    if not _loadable(jvm, HUDI_JOL):
+    if not lakejvm.loadable(jvm, HUDI_JOL):
         return ""
     system = jvm.java.lang.System
     if system.getProperty("jol.skipHotspotSAAttach") is None:
@@ -254,28 +274,11 @@ def settle_object_sizes(jvm: Any) -> str:
     return printed
 
 
-def _gateway_jvm() -> Any:
-    """spark-submit's JVM through py4j, before any SparkContext exists."""
-    from pyspark import SparkContext
-
-    SparkContext._ensure_initialized()
-    return SparkContext._jvm
-
-
-def _loadable(jvm: Any, cls: str) -> bool:
-    """Whether Spark's class loader (the one holding spark-submit's --jars/--packages) loads `cls`."""
-    try:
-        jvm.org.apache.spark.util.Utils.classForName(cls, False, False)
-    except Exception:  # py4j wraps ClassNotFoundException
-        return False
-    return True
-
-
 def check_classes(session: Any, wanted: Mapping[str, tuple[str, str]], submitted: bool = False,
                   jars: str | None = None) -> None:
     """Raise TerminalError naming the first jar group whose class Spark cannot load, and what to do."""
     for group, (cls, what) in wanted.items():
-        if not _loadable(session._jvm, cls):
+        if not lakejvm.loadable(lakejvm.of(session), cls):
             how = how_to_get_jars(group, submitted, jars)
             raise TerminalError(f"Spark cannot load {cls} ({what}): {how}")
 
@@ -285,7 +288,8 @@ def how_to_get_jars(group: str, submitted: bool, jars: str | None) -> str:
         return f"pass `{jarlib.submit_flags([group])}` (or those jars with --jars) to spark-submit"
     folder = jars if jars and "," not in jars and Path(jars).is_dir() else None
     if jars and not folder:
-        return f"--jars/LAKEINLET_JARS ({jars}) holds no jar of {', '.join(jarlib.GROUPS[group])}: add them"
+        wanted = ", ".join(jarlib.coordinates(group))
+        return f"--jars/LAKEINLET_JARS ({jars}) holds no jar of {wanted}: add them"
     folder = folder or str(jarlib.default_dir())
     return (f"run `lakeinlet jars --dest {folder} --only {group}` (a run looks for them in "
             f"{folder}/{group}/), or give them with --jars")

@@ -78,3 +78,26 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_dists: Dists) -> 
     """A fresh venv outside the checkout with the built wheel and its dependencies from PyPI
     (what `pip install lakeinlet` gives); run its commands with `tests.installed.run`."""
     return installed_venv(tmp_path_factory.mktemp("wheel-venv"), built_dists)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every spark and cluster test is also an `engine` test. On a Spark line with no Hudi jars
+    (Spark 4), tests that run Hudi in Spark skip, saying why; Hudi's engine-free code (the lease,
+    hudi-rs reads) is still tested there."""
+    from lakeinlet import jars
+
+    for item in items:
+        if item.get_closest_marker("spark") or item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.engine)
+    try:
+        line = jars.installed_line()
+    except jars.UnsupportedSpark:
+        return
+    why = jars.NOT_ON_LINE.get((line, "hudi"))
+    if why is None:
+        return
+    skip = pytest.mark.skip(reason=f"Spark {line}: {why}")
+    for item in items:
+        in_spark = item.get_closest_marker("engine")
+        if item.get_closest_marker("hudi") or (in_spark and "hudi" in item.nodeid.lower()):
+            item.add_marker(skip)

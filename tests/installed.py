@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lakeinlet import jars
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_TOOL = "build>=1.2"
 
@@ -63,9 +65,11 @@ def build(folder: Path) -> Dists:
 
 
 def install(folder: Path, wheel: Path, extras: Sequence[str] = ()) -> Path:
-    """A fresh venv at `folder/venv` with `wheel` (and `extras`) and its dependencies from PyPI."""
+    """A fresh venv at `folder/venv` with `wheel` (and `extras`) and its dependencies from PyPI, on
+    this process's Spark line (its extra, `spark35` or `spark41`, as a user would pick it)."""
     venv = _venv(_outside_checkout(folder) / "venv")
-    spec = f"lakeinlet[{','.join(extras)}] @ {wheel.as_uri()}" if extras else str(wheel)
+    line = "spark" + jars.installed_line().replace(".", "")
+    spec = f"lakeinlet[{','.join([*extras, line])}] @ {wheel.as_uri()}"
     _pip(venv, "install", spec)
     return venv
 

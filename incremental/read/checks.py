@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, SCHEMA_CONFLICT, PlannedObject
 from lakeinlet.incremental.ports import Footer, ObjectHead
@@ -154,8 +155,7 @@ def spark_footer_rows(reader: SparkReader, objs: Sequence[PlannedObject]) -> dic
         return {}
     counted = reader.reader().load([reader.load_path(o) for o in objs]) \
         .select(F.col("_metadata.file_path").alias("p")).groupBy("p").count().collect()
-    jpath = reader.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
-    by_path = {jpath(reader.uri(o)).toUri().toString(): o for o in objs}
+    by_path = dict(zip(lakejvm.path_uris(reader.spark, map(reader.uri, objs)), objs, strict=True))
     return {(o.bucket, o.key): int(r["count"]) for r in counted if (o := by_path.get(r["p"]))}
 
 

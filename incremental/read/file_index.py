@@ -1,27 +1,71 @@
 """Fast path (switch `file-index`): a Parquet read planned from the objects' file statuses, fetched
 in parallel and handed to Spark's file index through its JVM classes; the plain path is Spark's
-own planning (see `reader.SparkReader._load`, measured by bench/loader_throughput.py)."""
+own planning (see `reader.SparkReader._load`, measured by bench/loader_throughput.py). A Spark line
+without the JVM classes or methods a step calls takes the plain path for the process, with one warning."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from py4j.protocol import Py4JJavaError
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
+from lakeinlet import jvm as lakejvm
 from lakeinlet.incremental.model import MISSING, PlannedObject
+from lakeinlet.logs import event
 
 STATUS_THREADS = 16
 """Parallel file-status requests when Spark's file index is handed the batch's files."""
 Planned = dict[str, tuple[int, int]]
 """Files as a read's plan holds them (their `_metadata`): path URI → (size, mtime in ms)."""
 Failed = dict[tuple[str, str], tuple[str, str]]
+LINKAGE = frozenset(f"java.lang.{name}" for name in (
+    "ClassNotFoundException", "NoClassDefFoundError", "NoSuchMethodError", "NoSuchFieldError",
+    "AbstractMethodError", "IncompatibleClassChangeError"))
+"""Java errors that say the classes on the classpath are not the ones the fast path was written for."""
+log = logging.getLogger("lakeinlet.loader")
+_lacking: dict[str, str] = {}
+"""Step (`read`, `plan`) → why this process's Spark cannot take it; such a step takes the plain path."""
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+
+
+def usable(step: str) -> bool:
+    """Whether `step` (`read`: `indexed_read`; `plan`: `planned_files`) has not been found to lack
+    what it calls on this process's Spark."""
+    return step not in _lacking
+
+
+def lacks(exc: BaseException) -> bool:
+    """Whether `exc` says Spark lacks a JVM class, method or constructor the fast path calls,
+    rather than that a request failed. To py4j a missing class is a package, which is not
+    callable (TypeError); a missing method or constructor is a Py4JError."""
+    if isinstance(exc, Py4JJavaError):
+        try:
+            return str(exc.java_exception.getClass().getName()) in LINKAGE
+        except Exception:  # the JVM is gone: the plain path meets that itself
+            return False
+    return isinstance(exc, AttributeError | TypeError | Py4JError)
+
+
+def fell_back(step: str, exc: BaseException) -> None:
+    """Log that `step` took the plain path after `exc`: each time for a failure; once per process
+    for a Spark line that lacks what the step calls (the step then stays on the plain path)."""
+    if lacks(exc):
+        if step in _lacking:
+            return
+        _lacking[step] = reason = str(exc)[:300]
+        from pyspark import __version__ as spark
+
+        event(log, "file_index_fallback", level=logging.WARNING, step=step, spark=spark, reason=reason,
+              until="the process ends")
+    else:
+        event(log, "file_index_fallback", level=logging.WARNING, step=step, reason=str(exc)[:300])
 
 
 def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], options: Mapping[str, str],
@@ -33,8 +77,7 @@ def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], optio
     planning time, as Spark's would be, so checks of `_metadata` size and mtime against the HEADs
     keep their meaning (`planned` gets each one's size and mtime). An object not found is set
     aside as missing in `failed`, as Spark's planning would."""
-    jvm: Any = spark._jvm
-    js: Any = spark._jsparkSession
+    jvm, js = lakejvm.of(spark), lakejvm.session(spark)
     ds = jvm.org.apache.spark.sql.execution.datasources
     scala_options = jvm.PythonUtils.toScalaMap(options)
     conf = js.sessionState().newHadoopConfWithOptions(scala_options)
@@ -87,9 +130,20 @@ def _status_pool() -> ThreadPoolExecutor:
 
 def planned_files(df: DataFrame) -> Planned | None:
     """The files of the one file relation `df` reads, as its file index holds them (no request
-    is made); None when the plan has no file relation or more than one."""
+    is made); None when the plan has no file relation or more than one, or cannot be read on
+    this Spark (`fell_back`)."""
+    if not usable("plan"):
+        return None
+    try:
+        return _planned_files(df)
+    except Exception as exc:  # the batch is then read and checked first (never failed by a fast path)
+        fell_back("plan", exc)
+        return None
+
+
+def _planned_files(df: DataFrame) -> Planned | None:
     found: Planned | None = None
-    leaves = df._jdf.queryExecution().analyzed().collectLeaves().iterator()
+    leaves = lakejvm.frame(df).queryExecution().analyzed().collectLeaves().iterator()
     while leaves.hasNext():
         leaf = leaves.next()
         if leaf.getClass().getSimpleName() != "LogicalRelation":

@@ -4,7 +4,6 @@ every object that cannot be loaded whole; bad input never fails the batch."""
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -20,13 +19,13 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.window import Window
 
 from lakeinlet import fast_paths
+from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import FILTERED, MISSING, PlannedObject
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
 from lakeinlet.incremental.read import checks, file_index, lineage_hash
 from lakeinlet.incremental.read.file_index import Planned
 from lakeinlet.incremental.settings import ReadSection
-from lakeinlet.logs import event
 
 CORRUPT_COL = "_corrupt_record"
 LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time")
@@ -40,7 +39,6 @@ probe per row is cheap for few rows (bench/lineage_rows.py measures both)."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GLOB = re.compile(r"([\\\[\]{}*?])")
 Ref = tuple[str, str]
-log = logging.getLogger("lakeinlet.loader")
 Failed = dict[Ref, tuple[str, str]]
 FooterReader = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, Footer | str]]
 
@@ -155,11 +153,11 @@ class SparkReader:
         which fills `planned` with them)."""
         left = list(objs)
         if left and self.settings.source_format == "parquet" and self.schema is not None \
-                and fast_paths.enabled("file-index"):
+                and fast_paths.enabled("file-index") and file_index.usable("read"):
             try:
                 return self._indexed(left, failed, planned if planned is not None else {})
             except Exception as exc:  # Spark's own planning below decides (a fast path never fails a read)
-                event(log, "file_index_fallback", level=logging.WARNING, reason=str(exc)[:300])
+                file_index.fell_back("read", exc)
         while left:
             try:
                 return self.reader(merge=merge).load([self.load_path(o) for o in left]), left
@@ -196,11 +194,10 @@ class SparkReader:
         each lineage column (a probe per column per row); an observation between the probe and the
         columns would stop that, but is slower, as the struct is then copied row by row
         (bench/lineage_rows.py measures these choices)."""
-        jpath = self.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
         table: dict[str, dict[str, Any]] = {}
-        for o in objs:
+        for o, path in zip(objs, lakejvm.path_uris(self.spark, map(self.uri, objs)), strict=True):
             values = [o.bucket, o.key, o.etag, _micros(o.event_time)]
-            table[jpath(self.uri(o)).toUri().toString()] = dict(zip(LINEAGE, values, strict=True))
+            table[path] = dict(zip(LINEAGE, values, strict=True))
         struct = "struct<" + ",".join(f"{c}:{'bigint' if c.endswith('time') else 'string'}"
                                       for c in LINEAGE) + ">"
         lookup = F.from_json(F.lit(json.dumps(table)), f"map<string,{struct}>")
@@ -233,9 +230,8 @@ class SparkReader:
         False when the plan's files are not known."""
         if not planned:
             return False
-        jpath = self.spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
-        for o in objs:
-            status = planned.get(jpath(self.uri(o)).toUri().toString())
+        for o, path in zip(objs, lakejvm.path_uris(self.spark, map(self.uri, objs)), strict=True):
+            status = planned.get(path)
             if status is None:
                 return False
             head = heads.get((o.bucket, o.key))

@@ -25,6 +25,9 @@ HUDI_SESSION = {
 """Session settings Hudi's Spark bundle needs (set by lakeinlet when the target is Hudi)."""
 HUDI_CLASS = ("org.apache.hudi.DefaultSource", "the Hudi Spark bundle")
 ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+DELTA_SESSION = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+                 "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
+"""delta-spark's settings (tests read lakeinlet's Delta tables with it; the loader writes with delta-rs)."""
 ICEBERG_CLASS = ("org.apache.iceberg.spark.SparkCatalog", "the Iceberg Spark runtime")
 
 
@@ -101,14 +104,26 @@ def catalog_of(config: LoaderConfig) -> Any:
     return IcebergCatalog(config.iceberg, table, config.aws)
 
 
+def formats_on_line() -> tuple[str, ...]:
+    """The formats whose jars exist for the installed Spark line (Hudi has none on Spark 4)."""
+    from lakeinlet import jars
+
+    return tuple(f for f in FORMATS if f != "hudi" or "hudi" in jars.groups_of())
+
+
 def every_format() -> SparkNeeds:
-    """One session that can write every format (tests, benchmarks, notebooks comparing formats;
-    a real run sets only its own): Hudi's settings, both session extensions, all jar groups
-    (`delta-spark` for interoperability checks)."""
+    """One session that can write every format of the Spark line (tests, benchmarks, notebooks
+    comparing formats; a real run sets only its own): both session extensions (and Hudi's settings
+    where the line has Hudi), all jar groups (`delta-spark` for interoperability checks)."""
+    required = {"iceberg": ICEBERG_CLASS,
+                "delta-spark": ("io.delta.tables.DeltaTable", "Delta's own Spark engine")}
+    if "hudi" not in formats_on_line():  # Delta 4 reads only through its extension and catalog
+        return SparkNeeds(["iceberg", "delta-spark"], DELTA_SESSION | {
+            "spark.sql.extensions": ",".join([ICEBERG_EXTENSION, DELTA_SESSION["spark.sql.extensions"]])},
+            required)
     extensions = ",".join([HUDI_SESSION["spark.sql.extensions"], ICEBERG_EXTENSION])
     return SparkNeeds(["hudi", "iceberg", "delta-spark"], HUDI_SESSION | {"spark.sql.extensions": extensions},
-                      {"hudi": HUDI_CLASS, "iceberg": ICEBERG_CLASS,
-                       "delta-spark": ("io.delta.tables.DeltaTable", "Delta's own Spark engine")})
+                      {"hudi": HUDI_CLASS, **required})
 
 
 def spark_needs(config: LoaderConfig) -> SparkNeeds:

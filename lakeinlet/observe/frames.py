@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from lakeinlet import jars as jarlib
+from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import CommitInfo, DeltaChangelog
 from lakeinlet.delta_io import query
@@ -76,7 +77,7 @@ def stop_spark() -> bool:
     spark = SparkSession.getActiveSession()
     if spark is None:
         return False
-    spark._jvm.org.apache.hadoop.fs.FileSystem.closeAll()  # type: ignore[union-attr]
+    lakejvm.close_filesystems(spark)
     spark.stop()
     return True
 

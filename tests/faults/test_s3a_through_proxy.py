@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from chaos import FaultPlan, FaultProxy, FaultRule
+from lakeinlet import jvm as lakejvm
 from lakeinlet.dev.emulator import MotoServer
 from lakeinlet.incremental.targets import every_format
 from lakeinlet.spark import REQUIRED_CLASSES, SparkSection, get_session
@@ -38,7 +39,7 @@ def test_s3a_writes_and_reads_through_the_proxy_and_retries_its_faults(
         spark: Any, proxy: FaultProxy, moto_server: MotoServer) -> None:
     bucket = unique("s3a")
     aws_client("s3", moto_server.endpoint).create_bucket(Bucket=bucket)
-    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.endpoint)
+    lakejvm.hadoop_conf(spark).set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.endpoint)
     proxy.set_plan(FaultPlan((FaultRule("PutObject", "http_500", nth=(1,)),
                               FaultRule("GetObject", "slow_down_503", nth=(1,)))))
     spark.range(5).write.parquet(f"s3a://{bucket}/t")

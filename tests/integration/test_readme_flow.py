@@ -16,7 +16,7 @@ from deltalake import DeltaTable
 
 from lakeinlet import jars
 
-pytestmark = [pytest.mark.spark, pytest.mark.integration]
+pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.hudi]  # the block loads Hudi
 ROOT = Path(__file__).resolve().parents[2]
 START, END = "<!-- readme-flow:start -->", "<!-- readme-flow:end -->"
 

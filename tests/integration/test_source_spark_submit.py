@@ -15,7 +15,7 @@ from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.dev.emulator import Stack
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.engine]
 
 ROOT = Path(__file__).resolve().parents[2]
 SPARK_SUBMIT = shutil.which("spark-submit", path=str(Path(sys.executable).parent)) or shutil.which(

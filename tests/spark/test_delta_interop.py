@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.dev.samples import make_rows
 from lakeinlet.incremental.model import RESET, Position
@@ -56,8 +57,8 @@ def test_delta_spark_reads_the_target_changelog_and_ledger(spark: Any, aws: AwsS
     assert target.where("region = 'eu'").count() == 3 and target.where("region IS NULL").count() == 4
     # Delta's own log reader (DESCRIBE DETAIL would need Delta's session extension, which the
     # shared test session, set up for Hudi's catalog, does not carry)
-    log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-        spark._jsparkSession, "s3a://" + p.target.uri[len("s3://"):])
+    log = lakejvm.of(spark).org.apache.spark.sql.delta.DeltaLog.forTable(
+        lakejvm.session(spark), "s3a://" + p.target.uri[len("s3://"):])
     assert log.unsafeVolatileSnapshot().metadata().partitionColumns().mkString(",") == "customer"
     _same(_delta_spark(spark, p.changelog.uri), p.changelog.read_versions(after=-1), "event_id")
     _same(_delta_spark(spark, p.ledger.uri), p.ledger.read(), "key")

@@ -36,24 +36,58 @@ def test_no_maven_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_fetch_copies_what_maven_resolved_and_is_idempotent(tmp_path: Path) -> None:
     # The fake Maven "resolves" by writing each jar into -DoutputDirectory, and counts its calls.
-    names = " ".join(jars.jar_name(c) for c in jars.GROUPS["s3a"])
+    names = " ".join(jars.jar_name(c) for c in jars.groups_of()["s3a"])
     mvn = fake_mvn(tmp_path, f'echo x >> {tmp_path}/calls\nfor a in "$@"; do case "$a" in '
                              f'-DoutputDirectory=*) d="${{a#-DoutputDirectory=}}";; esac; done\n'
                              f'mkdir -p "$d"; for n in {names}; do echo jar > "$d/$n"; done\n')
     dest = tmp_path / "jars"
     first = jars.fetch(dest, "s3a", mvn=mvn)
     again = jars.fetch(dest, "s3a", mvn=mvn)
-    want = [jars.jar_name(c) for c in jars.GROUPS["s3a"]]
+    want = [jars.jar_name(c) for c in jars.groups_of()["s3a"]]
     assert [p.name for p in first] == want == [p.name for p in again]
     assert (tmp_path / "calls").read_text().count("x") == 1
 
 
 def test_packages_line_lists_the_coordinates_spark_submit_resolves() -> None:
-    line = jars.packages(["s3a", "iceberg"])
+    line = jars.packages(["s3a", "iceberg"], "3.5")
     assert line.split(",")[:2] == ["org.apache.hadoop:hadoop-aws:3.3.4",
                                    "com.amazonaws:aws-java-sdk-bundle:1.12.262"]
     assert any(c.startswith("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:") for c in line.split(","))
-    assert jars.main(["--packages", "--only", "hudi"]) == 0
+    assert jars.main(["--packages", "--only", "hudi", "--spark", "3.5"]) == 0
+
+
+def test_spark_4_takes_scala_2_13_hadoop_3_4_jars_and_has_no_hudi(capsys: pytest.CaptureFixture[str]) -> None:
+    line = jars.packages(["s3a", "iceberg"], "4.1").split(",")
+    assert line[:2] == ["org.apache.hadoop:hadoop-aws:3.4.2", "software.amazon.awssdk:bundle:2.29.52"]
+    assert all("_2.12" not in c for c in line) and any("iceberg-spark-runtime-4.1_2.13" in c for c in line)
+    assert jars.main(["--only", "hudi", "--spark", "4.1"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "lakeinlet jars: Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need Spark 3.5 "
+        "(pip install 'lakeinlet[spark35]')"]
+    assert jars.main(["--packages", "--spark", "4.1"]) == 0  # the line's runtime groups: s3a, iceberg
+    assert "hudi" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("version", "line"), [("3.5.9", "3.5"), ("3.5.0", "3.5"), ("4.1.4", "4.1")])
+def test_a_spark_version_maps_to_its_line(version: str, line: str) -> None:
+    assert jars.line_of(version) == line
+
+
+@pytest.mark.parametrize("version", ["3.4.4", "4.0.1", "4.2.0"])
+def test_an_unsupported_spark_is_one_error_naming_the_lines(version: str) -> None:
+    with pytest.raises(jars.UnsupportedSpark, match=rf"Spark {version} is not supported: lakeinlet runs on "
+                                                    r"Spark 3\.5\.x or 4\.1\.x"):
+        jars.line_of(version)
+
+
+def test_both_lines_jars_share_a_folder_without_mixing(tmp_path: Path) -> None:
+    for line in ("3.5", "4.1"):
+        (tmp_path / "s3a").mkdir(exist_ok=True)
+        for c in jars.coordinates("s3a", line):
+            (tmp_path / "s3a" / jars.jar_name(c)).write_bytes(b"")
+    for line in ("3.5", "4.1"):
+        assert [p.name for p in jars.group_jars(tmp_path, "s3a", line)] == [
+            jars.jar_name(c) for c in jars.coordinates("s3a", line)]
 
 
 def test_default_dir_is_the_user_cache_unless_the_environment_says(
@@ -67,13 +101,13 @@ def test_default_dir_is_the_user_cache_unless_the_environment_says(
 
 def test_a_group_folder_gives_only_the_groups_a_run_needs(tmp_path: Path) -> None:
     for group in ("s3a", "hudi"):
-        for c in jars.GROUPS[group]:
+        for c in jars.groups_of()[group]:
             (tmp_path / group).mkdir(exist_ok=True)
             (tmp_path / group / jars.jar_name(c)).write_bytes(b"")
     assert {Path(p).parent.name for p in jar_list(str(tmp_path), ["s3a"])} == {"s3a"}
     assert jar_list(str(tmp_path), []) == []
     conf = session_conf(SparkSection(jars=str(tmp_path)), groups=["s3a", "hudi"])
-    assert len(conf["spark.jars"].split(",")) == len(jars.GROUPS["s3a"]) + len(jars.GROUPS["hudi"])
+    assert len(conf["spark.jars"].split(",")) == len(jars.groups_of()["s3a"]) + len(jars.groups_of()["hudi"])
 
 
 def test_spark_logging_is_quiet_by_default_and_a_flag_brings_it_back() -> None:

@@ -53,7 +53,7 @@ def test_a_missing_jar_folder_adds_no_jar_path(monkeypatch: pytest.MonkeyPatch, 
 
 
 def _group_folder(root: Path) -> Path:
-    for c in jarlib.GROUPS["s3a"]:
+    for c in jarlib.groups_of()["s3a"]:
         (root / "s3a").mkdir(parents=True, exist_ok=True)
         (root / "s3a" / jarlib.jar_name(c)).write_bytes(b"")
     return root
@@ -114,3 +114,15 @@ def test_the_packages_line_leaves_out_what_spark_hadoop_cloud_drags_in() -> None
     assert flags[0] == "--packages" and "org.apache.spark:spark-hadoop-cloud_2.12" in flags[1]
     assert flags[2] == "--exclude-packages" and "org.apache.hadoop:hadoop-azure" in flags[3]
     assert jarlib.submit_flags(["hudi"]).split()[2:] == []  # a bundle needs no exclusion
+
+
+def test_a_session_on_an_unsupported_spark_or_without_its_format_stops_with_one_line() -> None:
+    from lakeinlet.errors import TerminalError
+    from lakeinlet.spark import spark_line
+
+    assert spark_line(["s3a", "iceberg"], "4.1.4") == "4.1"
+    assert spark_line(["s3a", "hudi"], "3.5.9") == "3.5"
+    with pytest.raises(TerminalError, match=r"^Hudi publishes no Spark 4 bundle on Maven Central"):
+        spark_line(["s3a", "hudi"], "4.1.4")
+    with pytest.raises(TerminalError, match=r"^Spark 4\.0\.1 is not supported"):
+        spark_line([], "4.0.1")

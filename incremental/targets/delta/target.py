@@ -16,6 +16,7 @@ from deltalake.exceptions import CommitFailedError
 from deltalake.schema import Field
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
+from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import AwsSection
 from lakeinlet.delta_io import LatestTable
 from lakeinlet.errors import CommitConflict, TerminalError
@@ -242,12 +243,12 @@ class DeltaTarget:
             return {}, [], []
         keep = df.where(df["_path"].isin(sorted(paths))).where(f"NOT ({tc.keys_sql(objs)})").drop("_path")
         now = int(datetime.now(UTC).timestamp() * 1000)
-        jpath = spark._jvm.org.apache.hadoop.fs.Path  # Spark's _metadata.file_path is this form
-        root = jpath(self.spark_uri)  # qualified: a relative local table is read as file:/<abs>
-        base = root.getFileSystem(spark._jsc.hadoopConfiguration()).makeQualified(root).toUri().toString()
+        base = lakejvm.qualify(spark, self.spark_uri)  # a relative local table is read as file:/<abs>
+        # in the form of Spark's _metadata.file_path, which `paths` holds
+        spelled = lakejvm.path_uris(spark, (f"{base}/{a['path']}" for a in actions))
         removes: list[AddAction | RemoveAction] = [
             RemoveAction(a["path"], True, now, a["size_bytes"], _partition_values(a, self.partition_by))
-            for a in actions if jpath(f"{base}/{a['path']}").toUri().toString() in paths]
+            for a, path in zip(actions, spelled, strict=True) if path in paths]
         if len(removes) != len(paths):  # rewriting without removing would duplicate the kept rows
             raise TerminalError(f"{self.uri}: {len(paths)} files hold rows to delete but "
                                 f"{len(removes)} of them match the log's paths (first: {min(paths)})")

@@ -7,18 +7,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
+from lakeinlet import jvm as lakejvm
+
 
 @contextmanager
 def commit_properties(spark: Any, props: dict[str, str]) -> Iterator[None]:
     """Snapshot summary properties for SQL row-level commands (DELETE) run on this thread: Iceberg
     reads them from `CommitMetadata`'s thread-local (set by reflection: PySpark runs the SQL on the
     Java thread paired with this Python thread), so they land in the DELETE's snapshot."""
-    jvm = spark._jvm
-    field = jvm.py4j.reflection.ReflectionUtil.classForName(
-        "org.apache.iceberg.spark.CommitMetadata").getDeclaredField("COMMIT_PROPERTIES")
-    field.setAccessible(True)
-    local = field.get(None)
-    values = jvm.java.util.HashMap()
+    local = lakejvm.static_field(spark, "org.apache.iceberg.spark.CommitMetadata", "COMMIT_PROPERTIES")
+    values = lakejvm.of(spark).java.util.HashMap()
     for key, value in props.items():
         values.put(key, value)
     local.set(values)
@@ -41,12 +39,10 @@ class _KeepFile:
 def orphan_files(spark: Any, table: str, older_ms: int, dry_run: bool) -> list[str]:
     """Files under `table` that no snapshot references, older than `older_ms` (epoch ms): deleted
     by Iceberg's orphan-file action unless `dry_run` (then it lists them and deletes nothing)."""
-    jt = spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
-    action = spark._jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession) \
-        .deleteOrphanFiles(jt).olderThan(older_ms)
+    iceberg, js = lakejvm.of(spark).org.apache.iceberg.spark, lakejvm.session(spark)
+    action = iceberg.actions.SparkActions.get(js).deleteOrphanFiles(
+        iceberg.Spark3Util.loadIcebergTable(js, table)).olderThan(older_ms)
     if dry_run:  # the action lists what it would delete and hands each path to this no-op
-        from pyspark.java_gateway import ensure_callback_server_started
-
-        ensure_callback_server_started(spark.sparkContext._gateway)
+        lakejvm.start_callback_server(spark)
         action = action.deleteWith(_KeepFile())
     return list(action.execute().orphanFileLocations())

@@ -1,0 +1,121 @@
+"""Every function of lakeinlet.jvm against the running Spark line, and the file-index fast path's JVM
+calls on it: run with each Spark line's PySpark, so a line that moves an internal fails here first."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import types as T
+
+from lakeinlet import jvm as lakejvm
+from lakeinlet.dev.emulator import MotoServer
+from lakeinlet.incremental.model import MISSING, PlannedObject
+from lakeinlet.incremental.read import file_index
+
+pytestmark = [pytest.mark.spark]
+
+
+def test_gateway_is_the_jvm_of_the_running_session(spark: Any) -> None:
+    gateway = lakejvm.gateway()  # with a context already there, it only hands back its JVM
+    assert str(gateway.java.lang.System.getProperty("java.version")) == str(
+        lakejvm.of(spark).java.lang.System.getProperty("java.version"))
+    assert lakejvm.loadable(gateway, "org.apache.spark.SparkContext")
+
+
+def test_session_and_frame_are_the_java_objects_behind_them(spark: Any) -> None:
+    assert str(lakejvm.session(spark).version()) == spark.version
+    assert str(lakejvm.session(spark).conf().get("spark.sql.session.timeZone")) == "UTC"
+    jdf = lakejvm.frame(spark.range(3))
+    assert jdf.count() == 3
+    assert jdf.queryExecution().analyzed().collectLeaves().size() == 1
+
+
+def test_hadoop_conf_is_the_contexts(spark: Any, moto_server: MotoServer) -> None:
+    conf = lakejvm.hadoop_conf(spark)
+    assert str(conf.get("fs.s3a.endpoint")) == moto_server.endpoint  # spark.hadoop.* of the session
+    conf.set("lakeinlet.test.jvm", "set")
+    try:
+        assert str(lakejvm.hadoop_conf(spark).get("lakeinlet.test.jvm")) == "set"
+    finally:
+        conf.unset("lakeinlet.test.jvm")
+
+
+def test_loadable_sees_the_session_jars(spark: Any) -> None:
+    jvm = lakejvm.of(spark)
+    assert lakejvm.loadable(jvm, "org.apache.hadoop.fs.s3a.S3AFileSystem")
+    assert not lakejvm.loadable(jvm, "org.example.NoSuchClass")
+
+
+def test_path_uris_are_spelled_as_sparks_file_paths(spark: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "a b"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": [1]}), folder / "x y.parquet")
+    [row] = spark.read.parquet(str(folder)).select("_metadata.file_path").collect()
+    assert lakejvm.path_uris(spark, [f"file:{folder}/x y.parquet"]) == [row[0]]
+    assert lakejvm.path_uris(spark, ["s3a://b/in//k.parquet", "s3a://b/in/"]) == [
+        "s3a://b/in/k.parquet", "s3a://b/in"]
+
+
+def test_qualify_makes_a_relative_local_path_whole(spark: Any) -> None:
+    assert lakejvm.qualify(spark, "some/table") == f"file:{Path.cwd()}/some/table"
+    assert lakejvm.qualify(spark, "s3a://b/t") == "s3a://b/t"
+
+
+def test_close_filesystems_drops_the_cached_ones(spark: Any, tmp_path: Path) -> None:
+    fs = lakejvm.of(spark).org.apache.hadoop.fs.FileSystem
+    before = fs.get(lakejvm.hadoop_conf(spark))
+    assert fs.get(lakejvm.hadoop_conf(spark)) == before
+    lakejvm.close_filesystems(spark)
+    assert fs.get(lakejvm.hadoop_conf(spark)) != before
+    spark.range(2).write.parquet(str(tmp_path / "t"))  # new ones are made as needed
+    assert spark.read.parquet(str(tmp_path / "t")).count() == 2
+
+
+class _Supplier:
+    """A java.util.function.Supplier written in Python: the JVM calls it back."""
+
+    def get(self) -> str:
+        return "from Python"
+
+    class Java:
+        implements: ClassVar[list[str]] = ["java.util.function.Supplier"]
+
+
+def test_start_callback_server_lets_the_jvm_call_python(spark: Any) -> None:
+    lakejvm.start_callback_server(spark)
+    lakejvm.start_callback_server(spark)  # started once
+    assert lakejvm.of(spark).java.util.Optional.empty().orElseGet(_Supplier()) == "from Python"
+
+
+def test_static_field_reads_a_private_one(spark: Any) -> None:
+    local = lakejvm.static_field(spark, "org.apache.iceberg.spark.CommitMetadata", "COMMIT_PROPERTIES")
+    assert "ThreadLocal" in str(local.getClass().getName())
+    assert lakejvm.static_field(spark, "java.lang.Integer", "MAX_VALUE") == 2**31 - 1
+
+
+def test_the_file_index_fast_path_runs_on_this_spark_line(
+        spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Planned from file statuses, a missing object set aside, the plan's files read back; no fallback."""
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / "a.parquet")
+    now = datetime.now(UTC)
+    objs = [PlannedObject("b", key, "e", None, 1, key, now, 0) for key in ("a.parquet", "gone.parquet")]
+    failed: dict[tuple[str, str], tuple[str, str]] = {}
+    planned: file_index.Planned = {}
+    schema = T.StructType([T.StructField("id", T.LongType())])
+    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+        df, left = file_index.indexed_read(spark, lambda o: f"file:{tmp_path}/{o.key}", {}, schema,
+                                           objs, failed, planned)
+        assert df is not None and left == objs[:1]
+        assert sorted(r[0] for r in df.collect()) == [1, 2]
+        assert file_index.planned_files(df) == planned
+    assert list(failed) == [("b", "gone.parquet")] and failed[("b", "gone.parquet")][0] == MISSING
+    [(path, (size, _))] = planned.items()
+    assert path.endswith("/a.parquet") and size == (tmp_path / "a.parquet").stat().st_size
+    assert file_index.usable("read") and file_index.usable("plan")
+    assert not [r for r in caplog.records if r.getMessage() == "file_index_fallback"]
