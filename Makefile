@@ -6,6 +6,10 @@ VENV   ?= .venv
 JARS   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lakeinlet/jars
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# The Spark 4.1 line: its own virtualenv and jar folder (`make test-spark4`).
+VENV4  ?= .venv-spark4
+JARS4  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lakeinlet/jars-spark4
+STAMP4 := $(VENV4)/.installed-stamp
 # checkov lives in its own virtualenv: it pins an older boto3 than lakeinlet uses.
 TOOLS  ?= .venv-tools
 export LAKEINLET_JARS := $(abspath $(JARS))
@@ -14,18 +18,26 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Tests and the demo keep Spark's driver on loopback (override for a real cluster).
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install jars demo test lint unit bench chaos docs checkov terraform clean
+.PHONY: install jars demo test test-spark4 lint unit bench bench-lines chaos docs checkov terraform clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py
+# $(call venv,folder,spark extra): a virtualenv with lakeinlet (editable) on one Spark line.
+define venv
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "lakeinlet needs Python 3.11 or newer, found " + sys.version'
 	@command -v java >/dev/null || { echo "Java 17 is needed for Spark: install a JDK (e.g. apt-get install openjdk-17-jre-headless)"; exit 2; }
 	@command -v mvn >/dev/null || { echo "Maven is needed to fetch Spark's jars from Maven Central: install it (e.g. apt-get install maven)"; exit 2; }
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
-	@touch $@
+	$(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --upgrade pip
+	$(1)/bin/python -m pip install --quiet -e '.[dev,notebooks,$(2)]'
+	@touch $(1)/.installed-stamp
+endef
+
+$(STAMP): pyproject.toml setup.py
+	$(call venv,$(VENV),spark35)
+
+$(STAMP4): pyproject.toml setup.py
+	$(call venv,$(VENV4),spark41)
 
 # Jars come from Maven Central with the ordinary Maven client (cached in $(JARS)/<group>/).
 jars: install
@@ -62,6 +74,15 @@ test: install jars lint $(TOOLS)/bin/checkov
 	$(BIN)/python -m pytest -m ""
 	LAKEINLET_FAST_PATHS=off $(BIN)/python -m pytest -m "" tests/spark/test_formats.py
 
+# The Spark 4.1 line (Scala 2.13, Hadoop 3.4, no Hudi): the unit, contract, spark, integration and
+# cluster tiers, in their own virtualenv with their own jars. The other tiers (notebooks, terraform,
+# packaging, chaos) exercise no engine code of their own and run once, on the 3.5 line.
+SPARK4_ENV = LAKEINLET_JARS=$(abspath $(JARS4)) PYSPARK_PYTHON=$(abspath $(VENV4))/bin/python \
+             PYSPARK_DRIVER_PYTHON=$(abspath $(VENV4))/bin/python
+test-spark4: $(STAMP4)
+	$(SPARK4_ENV) $(VENV4)/bin/lakeinlet jars --dest $(JARS4)
+	$(SPARK4_ENV) $(VENV4)/bin/python -m pytest -m "unit or contract or engine"
+
 unit: install
 	$(BIN)/python -m pytest -m unit
 
@@ -77,6 +98,12 @@ bench: install jars
 	$(BIN)/python bench/loader_large.py --quick
 	$(BIN)/python bench/lineage_rows.py --quick
 
+# The loader against plain Spark per format on each Spark line, one after the other in one run.
+bench-lines: install jars $(STAMP4)
+	LAKEINLET_JARS=$(abspath $(JARS4)) $(VENV4)/bin/lakeinlet jars --dest $(JARS4)
+	$(BIN)/python bench/lines.py --quick --jars 3.5=$(abspath $(JARS)) --jars 4.1=$(abspath $(JARS4)) \
+	    --venv 3.5=$(abspath $(VENV)) --venv 4.1=$(abspath $(VENV4))
+
 # A bounded, seeded chaos campaign (faults, SIGKILLs, every target format) and its table.
 SEED    ?= 1
 RUNS    ?= 3
@@ -89,4 +116,4 @@ docs: install
 	$(BIN)/lakeinlet config-reference --update README.md
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache   # the jar cache stays: `rm -rf $(JARS)`
+	rm -rf $(VENV) $(VENV4) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache   # the jar caches stay: `rm -rf $(JARS) $(JARS4)`
