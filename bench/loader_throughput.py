@@ -5,19 +5,24 @@ in the same run on moto over s3a; medians of alternating pairs."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import tempfile
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
+import pyspark
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 from pyspark.sql import functions as F
 
+from lakeinlet import jars
 from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.read import reader as spark_reader
+from lakeinlet.incremental.targets import formats_on_line
 from lakeinlet.incremental.wiring import build
 
 LINEAGE_CONSTANTS = {"_source_bucket": "land-0123abcd", "_source_key": "parquet/part-00000.parquet",
@@ -133,18 +138,16 @@ def fixed_cost(spark: Any, aws: Any, fmt: str, iceberg_uri: str,
     return statistics.median(plain), parts_s
 
 
-def main() -> None:
-    """The plain write is `spark.read.parquet(...)` → Delta through delta-spark, Hudi's datasource,
-    Iceberg's `writeTo().append()`. `--pairs` pairs a format (fresh objects and tables each),
-    alternating which side runs first. The plain+lineage side is what writing the loader's five
-    lineage columns costs, apart from its lookup and checks. An untimed full-size pair runs first
-    (the JVM's compilation of the hot paths, which goes on over the first few full-size writes,
-    would otherwise land on the first timed pair)."""
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; `--formats` is checked against the formats of the running Spark line."""
+    line, on_line = jars.installed_line(), formats_on_line()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller files")
     ap.add_argument("--files", type=int, default=0)
     ap.add_argument("--rows", type=int, default=0, help="rows per file")
-    ap.add_argument("--formats", default="delta,hudi,iceberg")
+    ap.add_argument("--formats", default=",".join(on_line),
+                    help=f"comma-separated target formats (default: those on the running Spark line, "
+                         f"here {line}: %(default)s)")
     ap.add_argument("--no-fixed-cost", action="store_true", help="skip the one-object batches")
     ap.add_argument("--no-warm-pair", action="store_true",
                     help="skip the untimed full-size pair that runs first: the JVM compiles the hot "
@@ -153,20 +156,41 @@ def main() -> None:
                          "pair 1")
     ap.add_argument("--pairs", type=int, default=3,
                     help="plain/loader pairs per format, alternating which runs first (medians printed)")
-    args = ap.parse_args()
+    ap.add_argument("--json", metavar="PATH",
+                    help="also write the per-format medians, the Spark version and the load average to "
+                         "PATH as JSON (bench/lines.py reads it to compare Spark lines)")
+    args = ap.parse_args(argv)
     if args.pairs < 1:
         ap.error(f"--pairs: expected 1 or more, found {args.pairs}")
+    args.formats = args.formats.split(",")
+    for fmt in args.formats:
+        if fmt not in on_line:
+            why = jars.NOT_ON_LINE.get((line, fmt)) or f"expected one of {', '.join(on_line)}"
+            ap.error(f"--formats: {fmt!r} is not available on Spark {line}: {why}")
+    return args
+
+
+def main() -> None:
+    """The plain write is `spark.read.parquet(...)` → Delta through delta-spark, Hudi's datasource,
+    Iceberg's `writeTo().append()`. `--pairs` pairs a format (fresh objects and tables each),
+    alternating which side runs first. The plain+lineage side is what writing the loader's five
+    lineage columns costs, apart from its lookup and checks. An untimed full-size pair runs first
+    (the JVM's compilation of the hot paths, which goes on over the first few full-size writes,
+    would otherwise land on the first timed pair)."""
+    args = parse_args()
     n = args.files or (40 if args.quick else 300)
     rows = args.rows or (2000 if args.quick else 20000)
     files = make_files("parquet", n, rows)
     mb = sum(len(f.body) for f in files) / 1e6
-    print(f"objects: {n} parquet files, {rows} rows each, {mb:.1f} MB; moto over s3a, local[2]; "
-          f"{args.pairs} pairs a format, medians; load average {os.getloadavg()[0]:.2f}")
+    load_start = os.getloadavg()[0]
+    print(f"Spark {pyspark.__version__}; objects: {n} parquet files, {rows} rows each, {mb:.1f} MB; "
+          f"moto over s3a, local[2]; {args.pairs} pairs a format, medians; load average {load_start:.2f}")
     print(f"{'format':<8} {'plain s':>8} {'loader s':>9} {'plain MB/s':>11} {'loader MB/s':>12} "
           f"{'loader/plain time':>18} {'batches':>8} {'plain+lineage s':>16} {'loader/that':>14}")
+    results: dict[str, dict[str, Any]] = {}
     with stack(every=True) as (_, aws, spark), tempfile.TemporaryDirectory() as tmp:
         uri = f"jdbc:sqlite:{tmp}/catalog.db"
-        for fmt in args.formats.split(","):
+        for fmt in args.formats:
             warm_up(spark, aws, fmt, uri)
             if not args.no_warm_pair:
                 print("  (a warm-up pair, not counted:)")
@@ -178,16 +202,27 @@ def main() -> None:
             print(f"{fmt:<8} {base_s:>8.2f} {load_s:>9.2f} {mb / base_s:>11.2f} {mb / load_s:>12.2f} "
                   f"{load_s / base_s:>17.2f}x {batches:>8} {lineage_s:>16.2f} {load_s / lineage_s:>13.2f}x"
                   "   pairs: " + ", ".join(f"{p[1] / p[0]:.2f}x" for p in pairs))
-        if args.no_fixed_cost:
-            return
-        print(f"load average {os.getloadavg()[0]:.2f}")
-        print("\nfixed cost per batch (one tiny object a batch, median of 7 after the first):")
-        print(f"{'format':<8} {'plain write s':>14} {'batch s':>8} {'plan s':>7} {'read s':>7} "
-              f"{'commit+ledger s':>16}")
-        for fmt in args.formats.split(","):
-            plain, s = fixed_cost(spark, aws, fmt, uri)
-            print(f"{fmt:<8} {plain:>14.2f} {s['total']:>8.2f} {s['plan']:>7.2f} {s['read']:>7.2f} "
-                  f"{s['total'] - s['plan'] - s['read']:>16.2f}")
+            results[fmt] = {"format": fmt, "plain_s": base_s, "loader_s": load_s, "ratio": load_s / base_s,
+                            "plain_lineage_s": lineage_s, "batches": batches,
+                            "pair_ratios": [p[1] / p[0] for p in pairs]}
+        if not args.no_fixed_cost:
+            print(f"load average {os.getloadavg()[0]:.2f}")
+            print("\nfixed cost per batch (one tiny object a batch, median of 7 after the first):")
+            print(f"{'format':<8} {'plain write s':>14} {'batch s':>8} {'plan s':>7} {'read s':>7} "
+                  f"{'commit+ledger s':>16}")
+            for fmt in args.formats:
+                plain, s = fixed_cost(spark, aws, fmt, uri)
+                print(f"{fmt:<8} {plain:>14.2f} {s['total']:>8.2f} {s['plan']:>7.2f} {s['read']:>7.2f} "
+                      f"{s['total'] - s['plan'] - s['read']:>16.2f}")
+                results[fmt]["fixed_cost"] = {"plain_write_s": plain, "batch_s": s["total"],
+                                              "plan_s": s["plan"], "read_s": s["read"],
+                                              "commit_ledger_s": s["total"] - s["plan"] - s["read"]}
+        version = spark.version
+    if args.json:
+        out = {"spark": version, "line": jars.line_of(version), "files": n, "rows": rows, "mb": mb,
+               "pairs": args.pairs, "warm_pair": not args.no_warm_pair, "load_average_start": load_start,
+               "load_average_end": os.getloadavg()[0], "formats": list(results.values())}
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":
