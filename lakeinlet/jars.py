@@ -171,15 +171,24 @@ def fetch(dest: Path, group: str, mvn: str | None = None, line: str | None = Non
     return group_jars(dest, group, line)
 
 
-EXCLUDES: dict[str, tuple[str, ...]] = {
-    "s3a": ("org.apache.hadoop:hadoop-client-runtime", "com.google.cloud.bigdataoss:gcs-connector",
-            "org.apache.hadoop:hadoop-azure", "org.apache.hadoop:hadoop-cloud-storage",
-            "org.eclipse.jetty:jetty-util", "org.eclipse.jetty:jetty-util-ajax", "joda-time:joda-time",
-            "com.fasterxml.jackson.core:jackson-databind", "com.fasterxml.jackson.core:jackson-annotations",
-            "com.fasterxml.jackson.dataformat:jackson-dataformat-cbor",
-            "org.apache.httpcomponents:httpclient", "org.apache.httpcomponents:httpcore"),
+_CONNECTORS = ("org.apache.hadoop:hadoop-client-runtime", "com.google.cloud.bigdataoss:gcs-connector",
+               "org.apache.hadoop:hadoop-azure", "org.apache.hadoop:hadoop-cloud-storage",
+               "org.eclipse.jetty:jetty-util", "org.eclipse.jetty:jetty-util-ajax", "joda-time:joda-time",
+               "com.fasterxml.jackson.core:jackson-databind",
+               "com.fasterxml.jackson.core:jackson-annotations",
+               "com.fasterxml.jackson.dataformat:jackson-dataformat-cbor",
+               "org.apache.httpcomponents:httpclient", "org.apache.httpcomponents:httpcore")
+EXCLUDES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("3.5", "s3a"): _CONNECTORS,
+    # Hadoop 3.4 adds the Huawei OBS connector (with its HTTP client and a newer jackson-core than
+    # Spark's), S3's analytics accelerator stream (not the default input stream) and wildfly-openssl.
+    ("4.1", "s3a"): (*_CONNECTORS, "org.apache.hadoop:hadoop-huaweicloud", "com.huaweicloud:esdk-obs-java",
+                     "com.squareup.okhttp3:okhttp", "com.squareup.okio:okio",
+                     "com.jamesmurty.utils:java-xmlbuilder", "com.fasterxml.jackson.core:jackson-core",
+                     "software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3",
+                     "org.wildfly.openssl:wildfly-openssl"),
 }
-"""What spark-submit must not resolve transitively for a group: spark-hadoop-cloud's POM pulls
+"""What spark-submit must not resolve transitively for a (line, group): spark-hadoop-cloud's POM pulls
 the GCS, Azure and other connectors and a second Hadoop client, none of which the S3A committers
 use (with these left out, `--packages` resolves exactly the jars `lakeinlet jars` fetches)."""
 
@@ -192,7 +201,8 @@ def packages(groups: list[str], line: str | None = None) -> str:
 
 def submit_flags(groups: list[str], line: str | None = None) -> str:
     """`--packages …` and, where a group needs it, `--exclude-packages …` for spark-submit."""
-    excluded = ",".join(dict.fromkeys(e for g in groups for e in EXCLUDES.get(g, ())))
+    line = line or installed_line()
+    excluded = ",".join(dict.fromkeys(e for g in groups for e in EXCLUDES.get((line, g), ())))
     return f"--packages {packages(groups, line)}" + (f" --exclude-packages {excluded}" if excluded else "")
 
 

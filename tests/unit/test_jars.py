@@ -60,6 +60,9 @@ def test_spark_4_takes_scala_2_13_hadoop_3_4_jars_and_has_no_hudi(capsys: pytest
     line = jars.packages(["s3a", "iceberg"], "4.1").split(",")
     assert line[:2] == ["org.apache.hadoop:hadoop-aws:3.4.2", "software.amazon.awssdk:bundle:2.29.52"]
     assert all("_2.12" not in c for c in line) and any("iceberg-spark-runtime-4.1_2.13" in c for c in line)
+    excluded = jars.submit_flags(["s3a"], "4.1").split()[3].split(",")
+    assert "com.huaweicloud:esdk-obs-java" in excluded and "com.fasterxml.jackson.core:jackson-core" in excluded
+    assert "com.huaweicloud:esdk-obs-java" not in jars.submit_flags(["s3a"], "3.5")
     assert jars.main(["--only", "hudi", "--spark", "4.1"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "lakeinlet jars: Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need Spark 3.5 "
