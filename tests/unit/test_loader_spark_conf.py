@@ -110,10 +110,10 @@ def test_writes_to_s3a_go_through_the_magic_committer_unless_told_otherwise() ->
 
 
 def test_the_packages_line_leaves_out_what_spark_hadoop_cloud_drags_in() -> None:
-    flags = jarlib.submit_flags(["s3a"]).split()
+    flags = jarlib.submit_flags(["s3a"], "3.5").split()
     assert flags[0] == "--packages" and "org.apache.spark:spark-hadoop-cloud_2.12" in flags[1]
     assert flags[2] == "--exclude-packages" and "org.apache.hadoop:hadoop-azure" in flags[3]
-    assert jarlib.submit_flags(["hudi"]).split()[2:] == []  # a bundle needs no exclusion
+    assert jarlib.submit_flags(["hudi"], "3.5").split()[2:] == []  # a bundle needs no exclusion
 
 
 def test_a_session_on_an_unsupported_spark_or_without_its_format_stops_with_one_line() -> None:
