@@ -104,7 +104,8 @@ class RestCatalogServer:
         conf.mkdir(parents=True, exist_ok=True)
         (conf / "core-site.xml").write_text(core_site(self.s3_endpoint))
         dest = self.jars or jarlib.default_dir()
-        s3a = jarlib.fetch(dest, "s3a") if self.s3_endpoint else []
+        # the 3.5 line's s3a on every line: it matches the Hadoop 3.3.4 client the server's jars bring
+        s3a = jarlib.fetch(dest, "s3a", line="3.5") if self.s3_endpoint else []
         # s3a first: iceberg-core's test jar carries a stand-in S3ABlockOutputStream of its own
         return os.pathsep.join(str(p) for p in [conf, *s3a, *rest_catalog_jars(dest)])
 
