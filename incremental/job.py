@@ -25,6 +25,7 @@ from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.wiring import Parts, build
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
+from lakeinlet.spark import spark_line, under_spark_submit
 
 log = logging.getLogger("lakeinlet.loader")
 
@@ -297,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         config = resolve(LoaderConfig, args)
         logs.setup(config.log.log_format, config.log.log_level)
         check_locations(locations(config), config.aws)
+        fmt = config.tables.target_format
+        if args.command == "run" and not under_spark_submit():
+            # a format this Spark line lacks stops the run here, not at its first batch
+            spark_line([fmt] if fmt != "delta" else [])
         parts = build(config)
         try:
             return COMMANDS[args.command](parts, args)
