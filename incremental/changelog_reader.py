@@ -39,3 +39,56 @@ class ChangelogReader:
         for r in rows:
             sizes[r.commit_version] = sizes.get(r.commit_version, 0) + 1
         return rows, sizes
+
+
+class SharedChangelogReader(ChangelogReader):
+    """One read of each changelog version for every route of a run: versions are kept (newest
+    `keep_rows` rows' worth) so routes at nearby positions plan from the same rows."""
+
+    def __init__(self, changelog: DeltaChangelog, window: int = 64, keep_rows: int = 200_000) -> None:
+        super().__init__(changelog, window)
+        self.keep_rows = keep_rows
+        self._versions: dict[int, list[ChangeRow]] = {}
+        self._commits: dict[int, int] = {}
+        self.reads = self.versions_read = 0
+
+    def rows_after(self, start: Position, max_rows: int) -> tuple[list[ChangeRow], dict[int, int]]:
+        until, need = start.complete, max_rows + start.offset
+        for version, count in self._history(start.complete):
+            until = version
+            need -= count
+            if need <= 0:
+                break
+        if until <= start.complete:
+            return [], {}
+        wanted = range(start.complete + 1, until + 1)
+        missing = [v for v in wanted if v not in self._versions]
+        if missing:
+            self._read(missing[0], missing[-1])
+        rows = [r for v in wanted for r in self._versions.get(v, [])]
+        return rows, {v: len(self._versions.get(v, [])) for v in wanted}
+
+    def _history(self, after: int) -> list[tuple[int, int]]:
+        """(version, rows) after `after`, up to the window; the history known already is reused,
+        and only versions past it are asked for."""
+        known: list[tuple[int, int]] = []
+        v = after + 1
+        while v in self._commits and len(known) < self.window:
+            known.append((v, self._commits[v]))
+            v += 1
+        if len(known) < self.window:
+            for info in self.changelog.commits(after=v - 1, limit=self.window - len(known)):
+                self._commits[info.version] = info.rows
+                known.append((info.version, info.rows))
+        return known
+
+    def _read(self, first: int, last: int) -> None:
+        table = self.changelog.read_versions(after=first - 1, until=last)
+        self.reads += 1
+        self.versions_read += last - first + 1
+        for v in range(first, last + 1):
+            self._versions[v] = []
+        for r in rows_from_records(pa.table(table).to_pylist()):
+            self._versions.setdefault(r.commit_version, []).append(r)
+        while sum(map(len, self._versions.values())) > self.keep_rows and len(self._versions) > 1:
+            del self._versions[min(self._versions)]

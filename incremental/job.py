@@ -1,7 +1,8 @@
 """`lakeinlet-load`: the incremental loader's command line (run, checkpoint, backfill, status).
 
 The same `main` serves the console script and `spark-submit incremental/__main__.py`.
-Exit codes: 0 ok, 2 configuration or terminal error, 1 unexpected error.
+Exit codes: 0 ok, 2 configuration or terminal error, 1 unexpected error, 3 some routes failed
+(each named; the other routes committed).
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from lakeinlet.config import add_arguments, resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.incremental.commands import backfill as bf
 from lakeinlet.incremental.commands import checkpoint as ck
+from lakeinlet.incremental.commands.fanout import Fanout, RouteRun
 from lakeinlet.incremental.commands.status import status_lines
 from lakeinlet.incremental.loader import BatchReport, Summary
+from lakeinlet.incremental.plan import Unrouted
+from lakeinlet.incremental.routes import Route, routes_of, selected, unrouted_config
 from lakeinlet.incremental.settings import LoaderConfig
-from lakeinlet.incremental.wiring import Parts, build
+from lakeinlet.incremental.wiring import Parts, build, build_routes
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
 from lakeinlet.spark import spark_line, under_spark_submit
@@ -87,8 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-ALL = ("tables", "read", "plan", "run", "hudi", "iceberg", "spark", "aws", "log")
-TABLES = ("tables", "hudi", "iceberg", "aws", "log")
+ALL = ("tables", "routes", "read", "plan", "run", "hudi", "iceberg", "spark", "aws", "log")
+TABLES = ("tables", "routes", "hudi", "iceberg", "aws", "log")
 COMMON = ("The other settings ({}) are accepted here too, as flags, LAKEINLET__<SECTION>__<KEY> "
           "environment variables or --config-file keys: `lakeinlet-load run --help` lists them.")
 
@@ -168,7 +172,7 @@ def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
             stop.pause(pause)
             continue
         failed = 0
-        _merge(total, summary)
+        total.add(summary)
         drains += 1
         if not args.continuous:
             break
@@ -182,8 +186,8 @@ SET_ASIDE_SHOWN = 5
 """Set-aside objects named per batch on the console (the ledger holds every one)."""
 
 
-def _progress(r: BatchReport) -> None:
-    _batch_line(r)
+def _progress(r: BatchReport, route: str | None = None) -> None:
+    _batch_line(r, route)
     aside = r.set_aside()
     for o in aside[:SET_ASIDE_SHOWN]:
         logs.event(log, "set aside", level=logging.WARNING, object=f"s3://{o.obj.bucket}/{o.obj.key}",
@@ -200,25 +204,53 @@ def _progress(r: BatchReport) -> None:
                    more=len(bad) - SET_ASIDE_SHOWN, where="the quarantine table")
 
 
-def _batch_line(r: BatchReport) -> None:
+def _batch_line(r: BatchReport, route: str | None = None) -> None:
     p = r.plan
     timings: dict[str, Any] = {f"{k}_s": round(v, 3) for k, v in r.seconds.items()}
-    logs.event(log, "batch", batch=r.batch_id, files=len(p.to_read), rows=r.rows, removed_rows=r.removed_rows,
-               replaced_rows=r.replaced_rows,
+    named: dict[str, Any] = {"route": route} if route else {}
+    logs.event(log, "batch", **named, batch=r.batch_id, files=len(p.to_read), rows=r.rows,
+               removed_rows=r.removed_rows, replaced_rows=r.replaced_rows,
                bytes=p.bytes, changelog_from=str(p.start), changelog_to=str(p.end),
                versions=list(p.versions), events=p.events, skipped_known=p.skipped_known,
                superseded=p.superseded, target_version=r.target_version,
                **timings)
 
 
-def _merge(total: Summary, s: Summary) -> None:
-    total.batches += s.batches
-    total.rows += s.rows
-    total.removed_rows += s.removed_rows
-    total.replaced_rows += s.replaced_rows
-    total.conflicts += s.conflicts
-    total.skipped_known += s.skipped_known
-    total.statuses.update(s.statuses)
+def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Namespace) -> int:
+    """`run` with routes: every selected route, plus the record of unrouted objects."""
+    routes = selected(every, config.routes.route)
+    parts = build_routes(config, routes)
+    record = build(unrouted_config(config))
+    record.rows = parts[0].rows
+    collector = record.loader()
+    collector.filters = Unrouted(tuple(r.filters for r in every))
+    runs = [RouteRun(r.name, p.loader()) for r, p in zip(routes, parts, strict=True)]
+    runs.append(RouteRun("(unrouted)", collector))
+    fan = Fanout(runs, _progress, config.run.interval_seconds, MAX_PAUSE, config.run.max_batches)
+    stop = Stop()
+    try:
+        with stop_on_signals(stop, "after the current batch"):
+            if args.continuous:
+                fan.continuous(lambda: stop.requested, stop.pause)
+            else:
+                fan.drain(lambda: stop.requested, once=not args.drain)
+    finally:
+        for p in [*parts, record]:
+            p.close()
+    rows = parts[0].rows
+    total = fan.total()
+    logs.event(log, "summary", routes=len(routes), batches=total.batches, rows=total.rows,
+               failed_routes=[r.name for r in fan.failed()], changelog_reads=getattr(rows, "reads", None),
+               stopped=stop.requested, **dict(total.statuses))
+    for run in runs:
+        print(run.line())
+    print(f"loaded {total.rows} rows into {len(routes)} tables in {total.batches} batches; the changelog "
+          f"read {getattr(rows, 'reads', 0)} times ({getattr(rows, 'versions_read', 0)} versions)"
+          + ("; stopped on request" if stop.requested else ""))
+    if fan.failed():
+        print("error: routes failed: " + ", ".join(r.name for r in fan.failed()), file=sys.stderr)
+        return 3
+    return 0
 
 
 def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
@@ -297,16 +329,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = resolve(LoaderConfig, args)
         logs.setup(config.log.log_format, config.log.log_level)
-        check_locations(locations(config), config.aws)
-        fmt = config.tables.target_format
+        every = routes_of(config) if config.routes.enabled else None
+        named = ([(r.name, r.config) for r in selected(every, config.routes.route)] if every
+                 else [("", config)])
+        configs = [c for _, c in named]
+        for c in configs:
+            check_locations(locations(c), config.aws)
         if args.command == "run" and not under_spark_submit():
             # a format this Spark line lacks stops the run here, not at its first batch
-            spark_line([fmt] if fmt != "delta" else [])
-        parts = build(config)
-        try:
-            return COMMANDS[args.command](parts, args)
-        finally:
-            parts.close()
+            spark_line(sorted({c.tables.target_format for c in configs} - {"delta"}))
+        if every is not None and args.command == "run":
+            return cmd_run_routes(config, every, args)
+        code = 0
+        for name, c in named:
+            if name:
+                print(f"== route {name} ==")
+            parts = build(c)
+            try:
+                code = max(code, COMMANDS[args.command](parts, args))
+            finally:
+                parts.close()
+        return code
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 2

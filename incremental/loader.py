@@ -31,7 +31,7 @@ from lakeinlet.incremental.model import (
     PlannedObject,
     Position,
 )
-from lakeinlet.incremental.plan import Caps, Filters, plan_batch
+from lakeinlet.incremental.plan import Caps, Filters, KeyFilter, plan_batch
 from lakeinlet.incremental.ports import (
     NOTHING_READ,
     ChangelogPort,
@@ -97,6 +97,13 @@ class Summary:
     replaced_rows: int = 0
     malformed_records: int = 0
 
+    def add(self, other: Summary) -> None:
+        """Count `other`'s batches in this summary (a run's total over its drains)."""
+        for name in ("batches", "conflicts", "rows", "skipped_known", "removed_rows", "replaced_rows",
+                     "malformed_records"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.statuses.update(other.statuses)
+
 
 @dataclass
 class Loader:
@@ -108,7 +115,7 @@ class Loader:
     target: TargetPort[Any]
     ledger: LedgerPort
     caps: Caps
-    filters: Filters = field(default_factory=Filters)
+    filters: KeyFilter = field(default_factory=Filters)
     quarantine: QuarantinePort | None = None
     on_missing_checkpoint: str = "earliest"
     hold: Callable[[], AbstractContextManager[None]] = nullcontext

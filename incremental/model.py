@@ -10,13 +10,14 @@ from lakeinlet.events import NULL_VERSION
 
 CHECKPOINT_FORMAT = 1
 LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE = "loaded", "missing", "corrupt", "filtered", "too_large"
-SCHEMA_CONFLICT, REMOVED = "schema_conflict", "removed"
-STATUSES = (LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE, SCHEMA_CONFLICT, REMOVED)
+SCHEMA_CONFLICT, REMOVED, UNROUTED = "schema_conflict", "removed", "unrouted"
+STATUSES = (LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE, SCHEMA_CONFLICT, REMOVED, UNROUTED)
 FINAL = frozenset({LOADED, CORRUPT, TOO_LARGE})
 """Statuses after which the same object version is never planned again. Missing, filtered and
 schema-conflicting objects are planned again when an event for them comes again (a backfill, or
 a checkpoint reset after the operator changed --schema); `removed` rows say an `ObjectRemoved`
-event deleted the object's rows (with --on-delete remove-rows)."""
+event deleted the object's rows (with --on-delete remove-rows); `unrouted` rows (in the routes'
+own ledger) say an object matched no route."""
 
 
 @dataclass(frozen=True, order=True)

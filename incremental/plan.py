@@ -8,17 +8,29 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from lakeinlet.incremental.model import (
     FILTERED,
     TOO_LARGE,
+    UNROUTED,
     ChangeRow,
     LoadPlan,
     Outcome,
     PlannedObject,
     Position,
 )
+
+
+class KeyFilter(Protocol):
+    """Which keys a loader plans at all (`owns`), and which of those it records as set aside."""
+
+    @property
+    def rejected_status(self) -> str: ...
+
+    def owns(self, key: str) -> bool: ...
+
+    def reject(self, key: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -29,11 +41,25 @@ class Filters:
     suffix: tuple[str, ...] = ()
     regex: str | None = None
     ignore_prefix: tuple[str, ...] = ()
+    routed: bool = False
+    """One route of several: keys its prefix/suffix/regex do not select belong to other routes,
+    so they are skipped without a ledger row (ignored prefixes are still recorded)."""
+    rejected_status: str = FILTERED
+
+    def selects(self, key: str) -> bool:
+        """The key passes the prefix, suffix and regex filters."""
+        return self._outside(key) is None
+
+    def owns(self, key: str) -> bool:
+        return not self.routed or self.selects(key)
 
     def reject(self, key: str) -> str | None:
         """Why `key` is filtered out, or None when it is loaded."""
         if any(key.startswith(p) for p in self.ignore_prefix):
             return "key under an ignored prefix"
+        return self._outside(key)
+
+    def _outside(self, key: str) -> str | None:
         if self.prefix and not key.startswith(self.prefix):
             return "key outside --prefix"
         if self.suffix and not key.endswith(self.suffix):
@@ -41,6 +67,20 @@ class Filters:
         if self.regex and not re.search(self.regex, key):
             return "key does not match --regex"
         return None
+
+
+@dataclass(frozen=True)
+class Unrouted:
+    """The keys no route selects: each is recorded once, as `unrouted`, in the routes' own ledger."""
+
+    routes: tuple[Filters, ...]
+    rejected_status: str = UNROUTED
+
+    def owns(self, key: str) -> bool:
+        return not any(f.selects(key) for f in self.routes)
+
+    def reject(self, key: str) -> str | None:
+        return "the key matches no route"
 
 
 @dataclass(frozen=True)
@@ -74,26 +114,33 @@ def rows_from_records(records: Iterable[dict[str, Any]]) -> list[ChangeRow]:
 
 
 def take(rows: Sequence[ChangeRow], start: Position, caps: Caps,
-         version_sizes: dict[int, int]) -> tuple[list[ChangeRow], Position]:
+         version_sizes: dict[int, int],
+         owns: Callable[[str], bool] = lambda _: True) -> tuple[list[ChangeRow], Position]:
     """The rows after `start` that fit the caps (at least one), and the position after them.
 
     Args:
         rows: changelog rows in planning order, from version `start.complete + 1` on.
         version_sizes: rows per changelog version, to tell whether a version was read fully.
+        owns: rows of keys it refuses (other routes') are taken without counting to the caps.
     """
     taken: list[ChangeRow] = []
     files = size = 0
+    first: ChangeRow | None = None
     for row in rows:
         if row.commit_version <= start.complete or (
                 row.commit_version == start.complete + 1 and row.index < start.offset):
             continue
+        if not owns(row.key):
+            taken.append(row)
+            continue
         row_bytes = row.size or 0
         row_bytes = 0 if row_bytes > caps.max_bytes or row.is_removed else row_bytes  # never read
-        if taken and (files + 1 > caps.max_files or size + row_bytes > caps.max_bytes):
+        if files and (files + 1 > caps.max_files or size + row_bytes > caps.max_bytes):
             break
-        if taken and caps.split_removals and row.is_removed != taken[0].is_removed:
+        if first is not None and caps.split_removals and row.is_removed != first.is_removed:
             break
         taken.append(row)
+        first = first or row
         files, size = files + 1, size + row_bytes
     if not taken:
         return [], start
@@ -124,7 +171,7 @@ def planned(r: ChangeRow) -> PlannedObject:
                          r.event_time, r.commit_version)
 
 
-def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: Filters,
+def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: KeyFilter,
                version_sizes: dict[int, int],
                known: Callable[[Sequence[PlannedObject]], set[tuple[str, str, str]]]) -> LoadPlan:
     """Plan one batch.
@@ -133,12 +180,14 @@ def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: 
         known: given candidate objects, returns the `ref`s the ledger already holds in a final
             status (those are skipped: a duplicate notification or a backfill of a loaded object).
     """
-    taken, end = take(rows, start, caps, version_sizes)
+    taken, end = take(rows, start, caps, version_sizes, filters.owns)
     newest, superseded = newest_per_object(taken)
     decided: list[Outcome] = []
     candidates: list[PlannedObject] = []
     removals: list[PlannedObject] = []
     for r in newest:
+        if not filters.owns(r.key):
+            continue
         obj = planned(r)
         why = filters.reject(r.key)
         if r.is_removed and not why:
@@ -147,7 +196,7 @@ def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: 
                 continue
             why = "ObjectRemoved: ingest is append-only, rows already loaded are kept"
         if why:
-            decided.append(Outcome(obj, FILTERED, why))
+            decided.append(Outcome(obj, filters.rejected_status, why))
         elif obj.size > caps.max_bytes:
             decided.append(Outcome(obj, TOO_LARGE, f"{obj.size} bytes > --max-bytes {caps.max_bytes}"))
         else:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
+from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 from lakeinlet.logs import LogSection
@@ -24,7 +25,8 @@ class TablesSection:
         required=True,
         metavar="URI")
     table: str | None = setting(
-        None, "URI of the target table (s3://… or a local path).", metavar="URI", required=True)
+        None, "Required unless routes are given. URI of the target table (s3://… or a local path).",
+        metavar="URI")
     target_format: str = setting(
         "delta", "Format of the target table. Every command, the checkpoint, ledger and guarantees "
         "are the same for all three; `hudi` and `iceberg` need their jars (`lakeinlet jars`).",
@@ -55,7 +57,7 @@ class TablesSection:
         return self.quarantine or (self.table or "").rstrip("/") + "_quarantine"
 
     def validate(self) -> list[str]:
-        return [missing(f"--{n}") for n in ("changelog", "table") if not getattr(self, n)]
+        return [missing("--changelog")] if not self.changelog else []
 
 
 @dataclass(frozen=True)
@@ -155,3 +157,9 @@ class LoaderConfig:
     spark: SparkSection = field(default_factory=SparkSection)
     aws: AwsSection = field(default_factory=AwsSection)
     log: LogSection = field(default_factory=LogSection)
+    routes: RoutesSection = field(default_factory=RoutesSection)
+
+    def validate(self) -> list[str]:
+        if self.tables.table or self.routes.enabled:
+            return []
+        return [missing("--table") + " (or routes: --routes FILE or --route-def)"]

@@ -9,14 +9,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeinlet.changelog.reader import DeltaChangelog
-from lakeinlet.incremental.changelog_reader import ChangelogReader
+from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
 from lakeinlet.incremental.ledger import DeltaLedger
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
 from lakeinlet.incremental.plan import Caps, Filters
 from lakeinlet.incremental.quarantine import DeltaQuarantine
+from lakeinlet.incremental.routes import Route, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
-from lakeinlet.incremental.targets import build_target, spark_needs
+from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.ports import Target
@@ -37,19 +38,18 @@ class Parts:
     hold: Callable[[], AbstractContextManager[None]] = field(default=nullcontext)
     """What a run holds while it writes the target (see `targets.Built`)."""
     spark: Any = None
+    shared_session: Callable[[], Any] | None = None
+    """With routes: the one session every route's Parts uses (started on first use)."""
+    rows: ChangelogReader | None = None
+    """With routes: the changelog reader every route plans from."""
     _store: S3ObjectStore | None = None
 
     def session(self) -> Any:
         """The SparkSession: s3a when objects are read through s3a, plus the target format's."""
+        if self.spark is None and self.shared_session is not None:
+            self.spark = self.shared_session()
         if self.spark is None:
-            from lakeinlet.spark import REQUIRED_CLASSES, get_session
-
-            cfg = self.config
-            needs = spark_needs(cfg)
-            s3a = ["s3a"] if cfg.tables.spark_scheme == "s3a" else []
-            required = {g: c for g, c in REQUIRED_CLASSES.items() if g in s3a} | needs.required
-            self.spark = get_session(cfg.spark, cfg.aws.endpoint_url, "lakeinlet-load",
-                                     s3a + needs.groups, needs.conf, required)
+            self.spark = start_session(self.config, spark_needs(self.config))
         return self.spark
 
     def close(self) -> None:
@@ -87,11 +87,42 @@ class Parts:
 
         p = cfg.plan
         caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows", p.on_overwrite == "replace")
-        return Loader(changelog=ChangelogReader(self.changelog), store=self.store(), reader=lazy_reader,
-                      target=self.target, ledger=self.ledger, caps=caps,
-                      filters=Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix),
+        return Loader(changelog=self.rows or ChangelogReader(self.changelog), store=self.store(),
+                      reader=lazy_reader, target=self.target, ledger=self.ledger, caps=caps,
+                      filters=Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix,
+                                      routed=cfg.routes.enabled),
                       quarantine=self.quarantine,
                       on_missing_checkpoint=cfg.run.on_missing_checkpoint, hold=self.hold)
+
+
+def start_session(cfg: LoaderConfig, needs: SparkNeeds) -> Any:
+    """The SparkSession: s3a when objects are read through s3a, plus what the targets need."""
+    from lakeinlet.spark import REQUIRED_CLASSES, get_session
+
+    s3a = ["s3a"] if cfg.tables.spark_scheme == "s3a" else []
+    required = {g: c for g, c in REQUIRED_CLASSES.items() if g in s3a} | needs.required
+    return get_session(cfg.spark, cfg.aws.endpoint_url, "lakeinlet-load", s3a + needs.groups,
+                       needs.conf, required)
+
+
+def build_routes(config: LoaderConfig, routes: list[Route], spark: Any = None) -> list[Parts]:
+    """Each route's adapters, sharing one Spark session (every route's formats; started on first
+    use, or `spark`) and one changelog reader."""
+    rows = SharedChangelogReader(DeltaChangelog(config.tables.changelog or "", config.aws))
+    session = spark
+
+    def one_session() -> Any:
+        nonlocal session
+        if session is None:
+            session = start_session(config, session_needs([r.config for r in routes]))
+        return session
+
+    out = []
+    for route in routes:
+        parts = build(route.config)
+        parts.shared_session, parts.rows = one_session, rows
+        out.append(parts)
+    return out
 
 
 def build(config: LoaderConfig, spark: Any = None) -> Parts:

@@ -22,7 +22,7 @@ ENV_PREFIX = "LAKEINLET__"
 
 def setting(default: Any, doc: str, *, flag: str | None = None, env: str | None = None,
             choices: tuple[str, ...] | None = None, metavar: str | None = None,
-            required: bool = False) -> Any:
+            required: bool = False, split: bool = True) -> Any:
     """Declare one config field: its default, the doc shown by `--help`, and optional names.
 
     Args:
@@ -34,9 +34,10 @@ def setting(default: Any, doc: str, *, flag: str | None = None, env: str | None 
         metavar: the placeholder shown in `--help`.
         required: it has no usable default: `--help` says "Required." and shows no default (the
             section's `validate` reports it when missing, see `missing`).
+        split: a list setting's values are comma lists too (off when a value holds commas itself).
     """
     meta = {"doc": ("Required. " + doc) if required else doc, "flag": flag, "env": env,
-            "choices": choices, "metavar": metavar, "required": required}
+            "choices": choices, "metavar": metavar, "required": required, "split": split}
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -133,12 +134,16 @@ def _show(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def _convert(f: _Field, raw: Any, problems: list[str], origin: str) -> Any:
+def convert(f: _Field, raw: Any, problems: list[str], origin: str) -> Any:
+    """`raw` (a flag's, variable's or TOML value) as the setting's type; a bad value is added to
+    `problems` (naming `origin`) and the default returned."""
     if raw is None:
         return None
     if f.is_tuple:
-        items = raw if isinstance(raw, list | tuple) else str(raw).split(",")
-        parts = [p for item in items for p in str(item).split(",") if p.strip()]
+        items = list(raw) if isinstance(raw, list | tuple) else [raw]
+        if f.meta.get("split", True):
+            items = [p for item in items for p in str(item).split(",")]
+        parts = [str(p) for p in items if str(p).strip()]
         return tuple(_scalar(f, p.strip(), problems, origin) for p in parts)
     return _scalar(f, raw, problems, origin)
 
@@ -186,7 +191,7 @@ def resolve(config_cls: type[C], args: argparse.Namespace | None = None,
         else:
             values.setdefault(f.section, {})[f.name] = f.default
             continue
-        values.setdefault(f.section, {})[f.name] = _convert(f, raw, problems, origin)
+        values.setdefault(f.section, {})[f.name] = convert(f, raw, problems, origin)
     hints = typing.get_type_hints(config_cls)
     sections = {name: hints[name](**kw) for name, kw in values.items()}
     config = config_cls(**sections)

@@ -1,0 +1,113 @@
+"""`run` over routes: one batch per route in turn, so routes read the same changelog versions
+while they are cached; a failing route is reported and retried later without blocking the others."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from lakeinlet import logs
+from lakeinlet.errors import TerminalError
+from lakeinlet.incremental.loader import BatchReport, Loader, Summary
+
+log = logging.getLogger("lakeinlet.loader")
+
+
+@dataclass
+class RouteRun:
+    """One route's loader and how its run goes."""
+
+    name: str
+    loader: Loader
+    total: Summary = field(default_factory=Summary)
+    failures: int = 0
+    error: str | None = None
+    retry_at: float = 0.0
+    caught_up: bool = False
+    in_drain: int = 0
+    """Batches in the current drain (--max-batches caps each drain, as with one table)."""
+    after_batch: Callable[[], None] | None = None
+    """Called after each committed batch (the catalog registration)."""
+
+    def line(self) -> str:
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(self.total.statuses.items()))
+        state = f"failed: {self.error}" if self.error else "ok"
+        return (f"route {self.name}: loaded {self.total.rows} rows in {self.total.batches} batches"
+                + (f"; {outcomes}" if outcomes else "") + f"; {state}")
+
+
+@dataclass
+class Fanout:
+    """Runs batches of every route until the mode says stop."""
+
+    runs: list[RouteRun]
+    progress: Callable[[BatchReport, str], None]
+    interval: float
+    max_pause: float
+    max_batches: int = 0
+    clock: Callable[[], float] = time.monotonic
+
+    def round(self, stopped: Callable[[], bool], retry: bool) -> None:
+        """One batch of each route that is due (not caught up, not failed or waiting to retry)."""
+        for run in self.runs:
+            if stopped():
+                return
+            if self._idle(run) or (run.error and (not retry or self.clock() < run.retry_at)):
+                continue
+            self._batch(run, stopped)
+
+    def _batch(self, run: RouteRun, stopped: Callable[[], bool]) -> None:
+        try:
+            summary = run.loader.drain(1, lambda r: self.progress(r, run.name), stopped)
+            if summary.batches and run.after_batch is not None:
+                run.after_batch()
+        except Exception as exc:  # one table's failure stops that route only
+            run.failures += 1
+            run.error = str(exc) if isinstance(exc, TerminalError) else f"{type(exc).__name__}: {exc}"
+            pause = min(self.max_pause, self.interval * 2 ** (run.failures - 1))
+            run.retry_at = self.clock() + pause
+            logs.event(log, "route failed", level=logging.ERROR, route=run.name, error=run.error[:500],
+                       failed_in_a_row=run.failures, retry_in_s=pause)
+            return
+        run.failures, run.error = 0, None
+        run.total.add(summary)
+        run.in_drain += summary.batches
+        run.caught_up = summary.batches == 0
+
+    def drain(self, stopped: Callable[[], bool], once: bool = False) -> None:
+        """Rounds until every route is caught up, failed once, or at --max-batches (a route that
+        failed in an earlier drain is tried again)."""
+        self._start_drain()
+        for run in self.runs:
+            run.error, run.retry_at = None, 0.0
+        while not stopped():
+            self.round(stopped, retry=False)
+            if once or all(self._idle(r) or r.error for r in self.runs):
+                return
+
+    def continuous(self, stopped: Callable[[], bool], pause: Callable[[float], None]) -> None:
+        """Drain, pause, repeat; a failed route is retried after its own growing pause."""
+        while not stopped():
+            self._start_drain()
+            while not stopped() and not all(self._idle(r) or self.clock() < r.retry_at for r in self.runs):
+                self.round(stopped, retry=True)
+            waits = [r.retry_at - self.clock() for r in self.runs if r.error]
+            pause(max(0.0, min([self.interval, *waits])))
+
+    def _start_drain(self) -> None:
+        for run in self.runs:
+            run.caught_up, run.in_drain = False, 0
+
+    def _idle(self, run: RouteRun) -> bool:
+        return run.caught_up or bool(self.max_batches and run.in_drain >= self.max_batches)
+
+    def total(self) -> Summary:
+        out = Summary()
+        for run in self.runs:
+            out.add(run.total)
+        return out
+
+    def failed(self) -> list[RouteRun]:
+        return [r for r in self.runs if r.error]
