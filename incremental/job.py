@@ -8,6 +8,7 @@ Exit codes: 0 ok, 2 configuration or terminal error, 1 unexpected error, 3 some 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
@@ -160,6 +161,9 @@ def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
         one = 1 if not (args.drain or args.continuous) else cfg.run.max_batches
         try:
             summary = loader.drain(max_batches=one, progress=_progress, stopped=lambda: stop.requested)
+            total.add(summary)  # committed: counted even if the registration below fails
+            if summary.batches or not drains:
+                register(parts)
         except TerminalError:
             raise
         except Exception as exc:  # a batch is atomic and the next drain repairs: retrying is safe
@@ -172,7 +176,6 @@ def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
             stop.pause(pause)
             continue
         failed = 0
-        total.add(summary)
         drains += 1
         if not args.continuous:
             break
@@ -180,6 +183,14 @@ def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
             bf.backfill(parts.store(), parts.changelog, parts.ledger, cfg.run.backfill_bucket)
         stop.pause(cfg.run.interval_seconds)
     return total
+
+
+def register(parts: Parts, route: str | None = None) -> None:
+    """The table's catalog entry brought in step (--catalog), logged when it changed."""
+    outcome = parts.register()
+    if outcome and outcome != "unchanged":
+        named: dict[str, Any] = {"route": route} if route else {}
+        logs.event(log, "catalog", **named, catalog=parts.config.tables.catalog, outcome=outcome)
 
 
 SET_ASIDE_SHOWN = 5
@@ -224,7 +235,8 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
     record.rows = parts[0].rows
     collector = record.loader()
     collector.filters = Unrouted(tuple(r.filters for r in every))
-    runs = [RouteRun(r.name, p.loader()) for r, p in zip(routes, parts, strict=True)]
+    runs = [RouteRun(r.name, p.loader(), after_batch=functools.partial(register, p, r.name))
+            for r, p in zip(routes, parts, strict=True)]
     runs.append(RouteRun("(unrouted)", collector))
     fan = Fanout(runs, _progress, config.run.interval_seconds, MAX_PAUSE, config.run.max_batches)
     stop = Stop()

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
+from lakeinlet.incremental.registry import check_catalog
 from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
@@ -44,6 +45,13 @@ class TablesSection:
         "s3a", "URI scheme Spark uses for S3 (`s3a` with hadoop-aws; `s3` on EMR).",
         choices=("s3a", "s3"))
 
+    catalog: str | None = setting(
+        None, "Register the table where query engines look it up: `glue:DATABASE.TABLE` (Delta "
+        "and Hudi, in the AWS Glue Data Catalog, with the table parameters Athena, Trino and "
+        "Spark expect; created on the first commit, updated when the schema changes, Hudi's "
+        "partitions added; a failed registration is repaired by the next run and never touches "
+        "rows). Iceberg tables live in their own catalog (--iceberg-catalog).",
+        metavar="glue:DB.TABLE")
     quarantine: str | None = setting(
         None, "URI of the quarantine table (Delta) of malformed JSON/CSV records, each with its "
         "object and line; default: <table>_quarantine beside the table.", metavar="URI")
@@ -57,7 +65,8 @@ class TablesSection:
         return self.quarantine or (self.table or "").rstrip("/") + "_quarantine"
 
     def validate(self) -> list[str]:
-        return [missing("--changelog")] if not self.changelog else []
+        return ([missing("--changelog")] if not self.changelog else []) + check_catalog(
+            self.catalog, self.target_format)
 
 
 @dataclass(frozen=True)

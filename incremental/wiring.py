@@ -43,6 +43,8 @@ class Parts:
     rows: ChangelogReader | None = None
     """With routes: the changelog reader every route plans from."""
     _store: S3ObjectStore | None = None
+    _partitions: set[tuple[str, ...]] = field(default_factory=set)
+    """Hudi partitions this process has registered in the catalog already."""
 
     def session(self) -> Any:
         """The SparkSession: s3a when objects are read through s3a, plus the target format's."""
@@ -62,6 +64,46 @@ class Parts:
             self.target.release()
         except Exception as exc:  # the batch outcome is decided already
             log.warning("could not release the target's staging state: %s", exc)
+
+    def register(self) -> str | None:
+        """Bring the table's catalog entry (--catalog) in step with the table: after each commit,
+        and once at the start of a run (which repairs a registration a crash left behind). Returns
+        what changed ("created", "updated", "unchanged", "+N partitions"), None without a catalog
+        or before the table exists."""
+        t = self.config.tables
+        schema = self.target.schema() if t.catalog else None
+        if schema is None or not t.catalog:
+            return None
+        from lakeinlet.incremental.registry import parse_catalog
+        from lakeinlet.incremental.registry.glue import GlueRegistry, TableEntry
+
+        ref, registry = parse_catalog(t.catalog), GlueRegistry(self.config.aws)
+        entry = TableEntry(t.target_format, self.target.uri, schema, t.partition_by)
+        outcome = registry.sync(ref, entry)
+        if t.target_format == "hudi" and t.partition_by:
+            paths = {s.partition_path for s in self.target.table().get_file_slices()}  # type: ignore[attr-defined]
+            values = [dict(p.split("=", 1) for p in path.split("/")) for path in paths if path]
+            fresh = [v for v in values if tuple(v.values()) not in self._partitions]
+            added = registry.add_partitions(ref, entry, fresh)
+            self._partitions |= {tuple(v.values()) for v in fresh}
+            outcome += f", +{added} partitions" if added else ""
+        return outcome
+
+    def catalog_line(self) -> str | None:
+        """`status`: whether the catalog entry is in step with the table."""
+        t = self.config.tables
+        if not t.catalog:
+            return None
+        schema = self.target.schema()
+        if schema is None:
+            return f"catalog:   {t.catalog} (registered on the table's first commit)"
+        from lakeinlet.incremental.registry import parse_catalog
+        from lakeinlet.incremental.registry.glue import GlueRegistry, TableEntry
+
+        entry = TableEntry(t.target_format, self.target.uri, schema, t.partition_by)
+        why = GlueRegistry(self.config.aws).out_of_step(parse_catalog(t.catalog), entry)
+        return f"catalog:   OUT OF STEP: {why} (the next run repairs it)" if why else \
+            f"catalog:   {t.catalog} in step with the table"
 
     def store(self) -> S3ObjectStore:
         """One store for the run: the footers its checks read serve the reader's row counts."""

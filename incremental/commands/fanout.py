@@ -29,7 +29,9 @@ class RouteRun:
     in_drain: int = 0
     """Batches in the current drain (--max-batches caps each drain, as with one table)."""
     after_batch: Callable[[], None] | None = None
-    """Called after each committed batch (the catalog registration)."""
+    """Called after each committed batch, and after the route's first drain (the catalog
+    registration, which repairs one a crash left behind)."""
+    synced: bool = False
 
     def line(self) -> str:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(self.total.statuses.items()))
@@ -61,8 +63,12 @@ class Fanout:
     def _batch(self, run: RouteRun, stopped: Callable[[], bool]) -> None:
         try:
             summary = run.loader.drain(1, lambda r: self.progress(r, run.name), stopped)
-            if summary.batches and run.after_batch is not None:
+            run.total.add(summary)  # committed: counted even if `after_batch` fails
+            run.in_drain += summary.batches
+            run.caught_up = summary.batches == 0
+            if run.after_batch is not None and (summary.batches or not run.synced):
                 run.after_batch()
+                run.synced = True
         except Exception as exc:  # one table's failure stops that route only
             run.failures += 1
             run.error = str(exc) if isinstance(exc, TerminalError) else f"{type(exc).__name__}: {exc}"
@@ -72,9 +78,6 @@ class Fanout:
                        failed_in_a_row=run.failures, retry_in_s=pause)
             return
         run.failures, run.error = 0, None
-        run.total.add(summary)
-        run.in_drain += summary.batches
-        run.caught_up = summary.batches == 0
 
     def drain(self, stopped: Callable[[], bool], once: bool = False) -> None:
         """Rounds until every route is caught up, failed once, or at --max-batches (a route that

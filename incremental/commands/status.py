@@ -24,4 +24,5 @@ def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None) -> li
     head = view.pending[-1].timestamp.isoformat(timespec="seconds") if view.pending else "-"
     lines += [f"changelog: {parts.changelog.uri} head version {view.head} (newest pending commit {head})",
               f"target:    {parts.target.uri}", *view.lines()[0:1], *view.lines()[2:3]]
-    return lines
+    catalog = parts.catalog_line()
+    return lines + ([catalog] if catalog else [])

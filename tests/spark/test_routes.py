@@ -1,6 +1,7 @@
 """Routes end to end: five tables over three formats and three source formats from one changelog
 in one `lakeinlet-load run`, an unrouted object, a route that fails mid-run while the others
-commit, then a rerun: every table exact, read by another engine."""
+commit, a lost catalog entry, then a rerun: every table exact, read by another engine, and the Delta
+and Hudi tables found by name through the Glue catalog."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakeinlet.aws import AwsSection
+from lakeinlet.aws import AwsSection, client
 from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.job import main
 from lakeinlet.incremental.routes import RoutesSection, routes_of
@@ -33,6 +34,7 @@ def routes_file(tmp_path: Path, lake: str) -> Path:
 name = "orders"
 table = "s3a://{lake}/orders"
 prefix = ["parquet/orders/"]
+catalog = "glue:{lake.replace('-', '_')}.orders"
 
 [[route]]
 name = "events"
@@ -47,6 +49,8 @@ target_format = "hudi"
 source_format = "csv"
 read_option = ["header=true"]
 prefix = ["csv/"]
+partition_by = ["customer"]
+catalog = "glue:{lake.replace('-', '_')}.clicks"
 
 [[route]]
 name = "trips"
@@ -114,5 +118,22 @@ def test_five_routes_load_exactly_once_and_a_failing_route_blocks_none(
     assert main(["run", "--drain", *flags]) == 0  # a rerun changes nothing
     for name, fs in files.items():
         assert ids(routed[name]) == Counter(r["order_id"] for f in fs for r in f.rows), name
+    glue, db = client("glue", aws), lake.replace("-", "_")
+    for name, fmt in (("orders", "delta"), ("clicks", "hudi")):
+        found = glue.get_table(DatabaseName=db, Name=name)["Table"]
+        assert found["Parameters"]["spark.sql.sources.provider"] == fmt
+        by_name = parts(make_config(aws, lake, target_format=fmt, table=found["StorageDescriptor"][
+            "Location"].replace("s3://", "s3a://")), spark)
+        assert ids(by_name) == Counter(r["order_id"] for f in files[name] for r in f.rows), name
+    customers = {r["customer"] for f in files["clicks"] for r in f.rows}
+    partitions = glue.get_partitions(DatabaseName=db, TableName="clicks")["Partitions"]
+    assert {p["Values"][0] for p in partitions} == customers
+
+    glue.delete_table(DatabaseName=db, Name="orders")  # as if the run died between commit and registration
+    assert main(["status", "--route", "orders", *flags]) == 0
+    assert f"OUT OF STEP: glue:{db}.orders: no such table (the next run" in capsys.readouterr().out
+    assert main(["run", "--drain", *flags]) == 0
+    assert main(["status", "--route", "orders", *flags]) == 0
+    assert f"glue:{db}.orders in step with the table" in capsys.readouterr().out
     unrouted = ledger_rows(parts(make_config(aws, lake, table=f"s3a://{lake}/changelog_unrouted"), spark))
     assert [(o["key"], o["status"]) for o in unrouted] == [("other/readme.txt", "unrouted")]

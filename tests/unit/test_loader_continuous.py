@@ -42,7 +42,7 @@ def run(loader: Drains, pauses: list[float], monkeypatch: pytest.MonkeyPatch, in
     monkeypatch.setattr(job.time, "sleep", pauses.append)
     run_cfg = SimpleNamespace(max_batches=0, backfill_every=0, backfill_bucket=None,
                               interval_seconds=interval)
-    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg), loader=lambda: loader)
+    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg), loader=lambda: loader, register=lambda: None)
     job.cmd_run(parts, argparse.Namespace(drain=not continuous, continuous=continuous))  # type: ignore[arg-type]
 
 
@@ -96,6 +96,6 @@ def test_a_signal_during_a_pause_ends_it_at_once(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(job.time, "sleep", sleep)
     started = time.monotonic()
     run_cfg = SimpleNamespace(max_batches=0, backfill_every=0, backfill_bucket=None, interval_seconds=30)
-    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg), loader=lambda: loader)
+    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg), loader=lambda: loader, register=lambda: None)
     assert job.cmd_run(parts, argparse.Namespace(drain=False, continuous=True)) == 0  # type: ignore[arg-type]
     assert loader.calls == 1 and pauses == [30] and time.monotonic() - started < 4
