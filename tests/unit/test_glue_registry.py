@@ -287,7 +287,8 @@ def test_hive_catalogs_are_not_written_to_glue(registry: GlueRegistry) -> None:
     ("glue:sales.orders", "iceberg", "an Iceberg table lives in its own catalog"),
     ("glue:orders", "delta", "expected glue:DATABASE.TABLE"),
 ])
-def test_the_catalog_setting_says_what_registration_supports(catalog: str, fmt: str, problem: str | None) -> None:
+def test_the_catalog_setting_says_what_registration_supports(catalog: str, fmt: str,
+                                                             problem: str | None) -> None:
     from lakeinlet.incremental.registry import check_catalog
 
     found = check_catalog(catalog, fmt)
