@@ -121,4 +121,28 @@ data "aws_iam_policy_document" "loader" {
     actions   = ["s3:ListBucketMultipartUploads"]
     resources = [local.lake_bucket_arn]
   }
+
+  # --catalog glue:DB.TABLE (lakeinlet/incremental/registry/glue.py): GetTable on every run,
+  # CreateTable/UpdateTable when the table or its schema is new, BatchCreatePartition for Hudi's
+  # partitions, Get/CreateDatabase for a database that does not exist yet. Glue authorises table
+  # calls on the catalog, the database and the table ARN together.
+  dynamic "statement" {
+    for_each = length(var.glue_databases) > 0 ? [1] : []
+    content {
+      sid = "RegisterTablesInGlue"
+      actions = [
+        "glue:GetDatabase",
+        "glue:CreateDatabase",
+        "glue:GetTable",
+        "glue:CreateTable",
+        "glue:UpdateTable",
+        "glue:BatchCreatePartition",
+      ]
+      resources = concat(
+        ["arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:catalog"],
+        [for db in var.glue_databases : "arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:database/${db}"],
+        [for db in var.glue_databases : "arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:table/${db}/*"],
+      )
+    }
+  }
 }

@@ -160,6 +160,17 @@ variable "changelog_prefix" {
   }
 }
 
+variable "glue_databases" {
+  description = "Glue databases the loader registers its tables in (lakeinlet-load --catalog glue:<database>.<table>). Empty: no Glue permission. The loader may read, create and update tables and add partitions in these databases only, and create the databases themselves."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for db in var.glue_databases : can(regex("^[a-z0-9_]+$", db))])
+    error_message = "glue_databases: lowercase letters, digits and underscores, as lakeinlet's --catalog names them."
+  }
+}
+
 variable "tags" {
   description = "Tags for every resource that takes tags."
   type        = map(string)

@@ -3,6 +3,7 @@ take on moto (the DLQ's redrive allow policy, SNS fan-out), and the guards on ba
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,27 @@ def test_sns_fanout_routes_the_bucket_through_a_topic(tf: Terraform) -> None:
     assert notification["queue"] == []
     [topic] = notification["topic"]
     assert (topic["events"], topic["filter_prefix"]) == (LOCAL_STACK_EVENTS, "incoming/")
+
+
+def test_the_loader_may_register_tables_only_in_its_glue_databases(
+        terraform_bin: str, tf_mirror: Path, tf_moto: MotoServer, tmp_path: Path) -> None:
+    # The module itself: the example's policy waits for its bucket, so a plan shows no JSON.
+    module = Terraform.prepare(terraform_bin, tf_mirror, tmp_path, tf_moto.endpoint, root=".")
+
+    def glue(variables: dict[str, str]) -> list[dict[str, Any]]:
+        outputs = module.plan_json(BUCKET | variables)["planned_values"]["outputs"]
+        policy = json.loads(outputs["loader_policy_json"]["value"])
+        return [s for s in policy["Statement"] if any(a.startswith("glue:") for a in _list(s["Action"]))]
+
+    assert glue({}) == []
+    [statement] = glue({"glue_databases": '["sales"]'})
+    resources = sorted(r.split(":", 5)[5] for r in _list(statement["Resource"]))
+    assert resources == ["catalog", "database/sales", "table/sales/*"]
+    assert "glue:DeleteTable" not in statement["Action"] and "glue:UpdateTable" in statement["Action"]
+
+
+def _list(value: Any) -> list[str]:
+    return value if isinstance(value, list) else [value]
 
 
 def test_module_refuses_a_loader_policy_over_the_whole_bucket(tf: Terraform) -> None:

@@ -69,6 +69,7 @@ module "lakeinlet" {
   lake_prefix          = var.lake_prefix
   sns_fanout           = var.sns_fanout
   restrict_dlq_sources = var.restrict_dlq_sources
+  glue_databases       = var.glue_databases
 }
 
 resource "aws_iam_policy" "event_source" {

@@ -27,6 +27,12 @@ variable "lake_prefix" {
   default     = "lakeinlet/"
 }
 
+variable "glue_databases" {
+  description = "Glue databases the loader may register its tables in (--catalog glue:<database>.<table>)."
+  type        = list(string)
+  default     = []
+}
+
 variable "sns_fanout" {
   description = "Route the bucket's events through an SNS topic."
   type        = bool
