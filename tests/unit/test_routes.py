@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+import tests.targets
 from lakeinlet.changelog.reader import CommitInfo
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
@@ -21,6 +22,7 @@ from lakeinlet.incremental.plan import Caps, Filters, Unrouted
 from lakeinlet.incremental.routes import RoutesSection, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig, TablesSection
 from tests.fakes import T0, FakeChangelog, FakeLedger, FakeStore, FakeTarget, loaded_rows, make
+from tests.targets import CRASH_POINTS, crashing
 
 pytestmark = pytest.mark.unit
 
@@ -269,3 +271,44 @@ def test_summary_add_counts_every_field() -> None:
     a, b = Summary(1, 2, 3, Counter(loaded=1), 4, 5, 6, 7), Summary(1, 1, 1, Counter(loaded=2), 1, 1, 1, 1)
     a.add(b)
     assert replace(a) == Summary(2, 3, 4, Counter(loaded=3), 5, 6, 7, 8)
+
+
+class Killed(BaseException):
+    """The whole process dies (nothing in the loader or the fan-out catches it)."""
+
+
+@pytest.mark.parametrize("step", CRASH_POINTS)
+@pytest.mark.parametrize("dies", [False, True], ids=["route-fails", "process-dies"])
+def test_a_crash_at_any_step_of_one_route_then_a_rerun_loads_every_table_exactly(
+        step: str, dies: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if dies:
+        monkeypatch.setattr(tests.targets, "Crash", Killed)
+    changelog = FakeChangelog()
+    changelog.add("a", "c", "e")
+    changelog.add("b", "d", "f", "a#2")
+    filters = {"ab": routed("a", "b"), "cd": routed("c", "d")}
+    tables = {n: (FakeTarget(), FakeLedger()) for n in [*filters, "rest"]}
+    filters["rest"] = Unrouted((filters["ab"], filters["cd"]))  # type: ignore[assignment]
+
+    def fan(crash: str | None) -> Fanout:
+        loaders = {n: make(changelog, t, ledger, filters=filters[n], caps=Caps(2, 10**6))
+                   for n, (t, ledger) in tables.items()}
+        if crash:
+            loaders["cd"] = crashing(loaders["cd"], crash)
+        return Fanout([RouteRun(n, loader) for n, loader in loaders.items()], lambda *_: None, 1.0, 10.0)
+
+    first = fan(step)
+    if dies:
+        with pytest.raises(Killed):
+            first.drain(lambda: False)
+    else:
+        first.drain(lambda: False)
+        assert [r.name for r in first.failed()] == ["cd"]
+    fan(None).drain(lambda: False)
+    assert loaded_rows(tables["ab"][0]) == {"a": 2, "b": 1}  # a's second version loads too
+    assert loaded_rows(tables["cd"][0]) == {"c": 1, "d": 1}
+    for name, (target, ledger) in tables.items():
+        refs = Counter(o.obj.ref for _, o in ledger.rows)
+        assert set(refs.values()) == {1}, name  # each object version recorded once
+        assert target.checkpoint().position == Position(1), name
+    assert Counter(o.status for _, o in tables["rest"][1].rows) == {"unrouted": 2}
