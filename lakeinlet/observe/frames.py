@@ -29,6 +29,7 @@ from lakeinlet.observe.targets import (
     load_batches_frame,
     local_catalog,
     open_target,
+    routes_frame,
     table_counts,
     target_flags,
     target_frame,
@@ -41,7 +42,7 @@ __all__ = [
     "commits_from_infos", "counts_from_rows", "dlq_from_messages", "dlq_messages", "duplicates",
     "lag_frame", "lag_from", "lag_summary", "load_batches_frame", "local_catalog", "local_env",
     "open_target", "plot_changelog_commits", "plot_lag", "plot_load_batches", "poison_reason",
-    "quarantined", "quarantined_from_ledger", "read_table", "stop_spark", "table_counts",
+    "quarantined", "quarantined_from_ledger", "read_table", "routes_frame", "stop_spark", "table_counts",
     "target_flags", "target_frame", "target_rows"]
 
 

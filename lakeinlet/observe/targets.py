@@ -16,7 +16,7 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.incremental.model import CHECKPOINTING, LOAD, LOADED, REMOVE, Outcome, TargetCommit
 from lakeinlet.incremental.ports import Target
 from lakeinlet.incremental.settings import LoaderConfig, TablesSection
-from lakeinlet.incremental.targets import local_settings
+from lakeinlet.incremental.targets import build_target, local_settings
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 
 DEFAULT_APP_ID = TablesSection().app_id
@@ -37,8 +37,6 @@ def open_target(table_uri: str, aws: AwsSection, target_format: str = "delta",
         TypeError: an option the loader does not have.
         ConfigError: an unknown format.
     """
-    from lakeinlet.incremental.targets import build_target
-
     config = _config(table_uri, aws, target_format, app_id or DEFAULT_APP_ID, options)
     return build_target(config, _no_spark).target
 
@@ -151,3 +149,26 @@ def _batch_row(c: TargetCommit, outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "data_files": c.files if c.files is not None or unknown else 0,
             "data_bytes": c.bytes if c.bytes is not None or unknown else 0,
             "reason": c.meta.get("reason", "")}
+
+
+def routes_frame(changelog_uri: str, routes_file: str, aws: AwsSection, **options: Any) -> pd.DataFrame:
+    """One row per route of a routes file: its table and format, checkpoint, the changelog head,
+    and how far behind it is (versions, events, seconds since the oldest pending commit).
+    `options`: Iceberg catalog settings the routes do not set themselves (as for `open_target`)."""
+    from lakeinlet.changelog.reader import DeltaChangelog
+    from lakeinlet.incremental.commands.checkpoint import show
+    from lakeinlet.incremental.routes import RoutesSection, routes_of
+
+    config = LoaderConfig(tables=TablesSection(changelog=changelog_uri), aws=aws,
+                          iceberg=IcebergSection(**options), routes=RoutesSection(routes=routes_file))
+    changelog = DeltaChangelog(changelog_uri, aws)
+    rows = []
+    for route in routes_of(config):
+        t = route.config.tables
+        view = show(build_target(route.config, _no_spark).target, changelog)
+        position = view.checkpoint.position
+        rows.append({"route": route.name, "table": t.table, "format": t.target_format,
+                     "checkpoint": str(position) if position else None, "head": view.head,
+                     "lag_versions": view.lag_versions, "lag_events": view.lag_events,
+                     "lag_seconds": round(view.lag_seconds, 1)})
+    return pd.DataFrame(rows)

@@ -182,6 +182,7 @@ def test_changelog_and_lag(run_notebook: Any) -> None:
     assert got["lag_objects"] == 12
     assert got["dlq"] == 1 and "not JSON" in got["dlq_reasons"][0]
     assert got["quarantined"] == ["corrupt"]
+    assert got["routes_lag_events"] == {"orders": 2, "returns": 2}  # the returns' changelog commit
     assert len(list(outputs(nb, "image"))) == 3, "expected the three figures"
     text = stdout(nb)
     assert "dlq:   1 visible" in text and "dlq_visible        1" in text
