@@ -215,6 +215,9 @@ def main() -> int:
     ap.add_argument("--master", default="local[2]", help="Spark master of every process (default local[2])")
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="passed to every process of both sides, e.g. spark.driver.memory=1g")
+    ap.add_argument("--route-threads", default="1,2", metavar="N,N",
+                    help="run the routes side once per --route-threads value (default 1,2); the first is "
+                         "the one the single-table processes are compared with")
     ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object")
     args = ap.parse_args()
     per_route = args.objects or (6 if args.quick else 30)
@@ -259,20 +262,22 @@ def main() -> int:
         logs = Path(tmp)
         sides: list[Side] = []
 
-        lake = bucket(aws, "lake-routes")
-        toml = logs / "routes.toml"
-        toml.write_text("".join(f'[[route]]\nname = "{n}"\ntable = "s3a://{lake}/{n}"\nprefix = ["{n}/"]\n'
-                                f'target_format = "delta"\nsource_format = "parquet"\n\n' for n in names))
-        a = Side("routes", 1)
-        out, err = run_side(a, [[*common, "--routes", str(toml), "--unrouted-table",
-                                 f"s3a://{lake}/unrouted"]], True, logs, env)[0]
-        if m := ROUTES_LINE.search(out):
-            a.loaded_rows, a.changelog_reads, a.batches = int(m[1]), int(m[4]), [int(m[3])]
-        summaries = json_events(err, "summary")
-        if summaries and summaries[-1].get("changelog_reads") is not None:
-            a.changelog_reads = int(summaries[-1]["changelog_reads"])
-        a.table_rows = {n: count_rows(aws, f"s3a://{lake}/{n}") for n in names}
-        sides.append(a)
+        for threads in [int(t) for t in args.route_threads.split(",")]:
+            lake = bucket(aws, "lake-routes")
+            toml = logs / f"routes-{threads}.toml"
+            toml.write_text("".join(f'[[route]]\nname = "{n}"\ntable = "s3a://{lake}/{n}"\n'
+                                    f'prefix = ["{n}/"]\nsource_format = "parquet"\n\n' for n in names))
+            a = Side(f"routes, {threads} thread{'s' if threads > 1 else ''}", 1)
+            out, err = run_side(a, [[*common, "--routes", str(toml), "--route-threads", str(threads),
+                                     "--unrouted-table", f"s3a://{lake}/unrouted"]], True, logs, env)[0]
+            if m := ROUTES_LINE.search(out):
+                a.loaded_rows, a.changelog_reads, a.batches = int(m[1]), int(m[4]), [int(m[3])]
+            summaries = json_events(err, "summary")
+            if summaries and summaries[-1].get("changelog_reads") is not None:
+                a.changelog_reads = int(summaries[-1]["changelog_reads"])
+            a.table_rows = {n: count_rows(aws, f"s3a://{lake}/{n}") for n in names}
+            sides.append(a)
+        routed = len(sides)
 
         modes = [True, False] if args.sequential else [True]
         for concurrent in modes:
@@ -297,7 +302,7 @@ def main() -> int:
         batches = str(s.batches[0]) if len(s.batches) == 1 else f"{sum(s.batches)}"
         print(f"{s.name:<26}{s.processes:>10}{s.wall_s:>9.1f}{s.peak_mib:>14,.0f}{s.peak_java_mib:>11,.0f}"
               f"{s.changelog_reads:>17}{batches:>9}{sum(s.table_rows.values()):>10,}")
-    for s in sides[1:]:
+    for s in sides[routed:]:
         print(f"  {s.name}: batches per process {s.batches} (each reads the whole changelog: objects "
               "outside its prefix are recorded as filtered)")
     print("  JVM heap flags seen (-Xmx128m: spark-class's short-lived launcher JVM; the other: the "
@@ -316,7 +321,10 @@ def main() -> int:
     a = sides[0]
     ratios = []
     print("\nratios (against the single-table processes of this run):")
-    for b in sides[1:]:
+    for b in sides[1:routed]:
+        print(f"  {b.name} vs {a.name}: wall {a.wall_s / b.wall_s:.2f}x as fast")
+        ratios.append({"baseline": a.name, "side": b.name, "speedup": a.wall_s / b.wall_s})
+    for b in sides[routed:]:
         speed, memory = b.wall_s / a.wall_s, a.peak_mib / b.peak_mib
         reads = b.changelog_reads / a.changelog_reads if a.changelog_reads else float("nan")
         ratios.append({"baseline": b.name, "speedup": speed, "memory_ratio": memory, "reads_ratio": reads})

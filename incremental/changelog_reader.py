@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pyarrow as pa
 
 from lakeinlet.changelog.reader import DeltaChangelog
@@ -51,8 +53,13 @@ class SharedChangelogReader(ChangelogReader):
         self._versions: dict[int, list[ChangeRow]] = {}
         self._commits: dict[int, int] = {}
         self.reads = self.versions_read = 0
+        self._lock = threading.Lock()  # routes may plan at once (--route-threads)
 
     def rows_after(self, start: Position, max_rows: int) -> tuple[list[ChangeRow], dict[int, int]]:
+        with self._lock:
+            return self._rows_after(start, max_rows)
+
+    def _rows_after(self, start: Position, max_rows: int) -> tuple[list[ChangeRow], dict[int, int]]:
         until, need = start.complete, max_rows + start.offset
         for version, count in self._history(start.complete):
             until = version

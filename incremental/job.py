@@ -238,7 +238,8 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
     runs = [RouteRun(r.name, p.loader(), after_batch=functools.partial(register, p, r.name))
             for r, p in zip(routes, parts, strict=True)]
     runs.append(RouteRun("(unrouted)", collector))
-    fan = Fanout(runs, _progress, config.run.interval_seconds, MAX_PAUSE, config.run.max_batches)
+    fan = Fanout(runs, _progress, config.run.interval_seconds, MAX_PAUSE, config.run.max_batches,
+                 threads=config.routes.route_threads)
     stop = Stop()
     try:
         with stop_on_signals(stop, "after the current batch"):
@@ -271,7 +272,8 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
         if args.json:
             pos = view.checkpoint.position
             numbers = pos.fields() if pos else {"complete": None, "offset": None}
-            print(json.dumps({"checkpoint": str(pos) if pos else None, **numbers, "head": view.head,
+            route = {"route": args.route_name} if getattr(args, "route_name", "") else {}
+            print(json.dumps({**route, "checkpoint": str(pos) if pos else None, **numbers, "head": view.head,
                               "lag_versions": view.lag_versions, "lag_events": view.lag_events,
                               "lag_seconds": view.lag_seconds,
                               "pending": [{"version": c.version, "committed_at": c.timestamp.isoformat(),
@@ -354,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run_routes(config, every, args)
         code = 0
         for name, c in named:
-            if name:
+            args.route_name = name
+            if name and not getattr(args, "json", False):  # JSON lines name their route instead
                 print(f"== route {name} ==")
             parts = build(c)
             try:

@@ -4,6 +4,7 @@ checkpoint and ledger (exactly once per table, as with one), planned from one re
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -44,6 +45,10 @@ class RoutesSection:
         False, "Refuse, at start-up, routes whose prefixes and suffixes could both select one key "
         "(a regex is taken to match anything); without it an object two routes select is loaded "
         "into both.")
+    route_threads: int = setting(
+        1, "Routes whose batches run at the same time, in one Spark session (each still commits "
+        "its own table alone). More than 1 overlaps one route's waits (HEADs, commits, Spark job "
+        "start) with another's work.")
     unrouted_table: str | None = setting(
         None, "Delta table whose ledger (`<uri>_ledger`) records, once, each object no route "
         "selects (status `unrouted`); the table itself holds only that record's checkpoint. "
@@ -52,6 +57,11 @@ class RoutesSection:
     @property
     def enabled(self) -> bool:
         return bool(self.routes or self.route_def)
+
+    def validate(self) -> list[str]:
+        if self.route_threads < 1:
+            return [f"--route-threads: expected at least 1, found {self.route_threads}"]
+        return []
 
 
 @dataclass(frozen=True)
@@ -171,8 +181,9 @@ def _route(config: Any, spec: dict[str, Any], origin: str, problems: list[str]) 
             continue
         f = fields.get(key)
         if f is None:
-            known = ", ".join(sorted(fields))
-            problems.append(f"route {name}: unknown key {key!r} (a route may set: {known})")
+            near = difflib.get_close_matches(key, fields, 1)
+            hint = f"did you mean {near[0]!r}?" if near else "a route may set: " + ", ".join(sorted(fields))
+            problems.append(f"route {name}: unknown key {key!r} ({hint})")
         elif raw is None:
             problems.append(f"route {name}: {key} has no value (expected {key}=value)")
         else:

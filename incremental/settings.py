@@ -171,4 +171,4 @@ class LoaderConfig:
     def validate(self) -> list[str]:
         if self.tables.table or self.routes.enabled:
             return []
-        return [missing("--table") + " (or routes: --routes FILE or --route-def)"]
+        return [missing("--table") + "; or give routes (--routes FILE or --route-def)"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from lakeinlet import logs
@@ -50,15 +51,26 @@ class Fanout:
     max_pause: float
     max_batches: int = 0
     clock: Callable[[], float] = time.monotonic
+    threads: int = 1
+    """Routes whose batches run at once (Spark runs their jobs side by side in one session)."""
 
     def round(self, stopped: Callable[[], bool], retry: bool) -> None:
-        """One batch of each route that is due (not caught up, not failed or waiting to retry)."""
-        for run in self.runs:
-            if stopped():
-                return
-            if self._idle(run) or (run.error and (not retry or self.clock() < run.retry_at)):
-                continue
-            self._batch(run, stopped)
+        """One batch of each route that is due (not caught up, not failed or waiting to retry),
+        `threads` routes at a time."""
+        due = [r for r in self.runs if not self._idle(r)
+               and not (r.error and (not retry or self.clock() < r.retry_at))]
+        if self.threads <= 1:
+            for run in due:
+                if stopped():
+                    return
+                self._batch(run, stopped)
+            return
+        def one(run: RouteRun) -> None:
+            if not stopped():
+                self._batch(run, stopped)
+
+        with ThreadPoolExecutor(self.threads, thread_name_prefix="route") as pool:
+            list(pool.map(one, due))
 
     def _batch(self, run: RouteRun, stopped: Callable[[], bool]) -> None:
         try:

@@ -6,6 +6,7 @@ and Hudi tables found by name through the Glue catalog."""
 from __future__ import annotations
 
 import io
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -135,5 +136,13 @@ def test_five_routes_load_exactly_once_and_a_failing_route_blocks_none(
     assert main(["run", "--drain", *flags]) == 0
     assert main(["status", "--route", "orders", *flags]) == 0
     assert f"glue:{db}.orders in step with the table" in capsys.readouterr().out
+    capsys.readouterr()
+    assert main(["checkpoint", "show", "--json", *flags]) == 0
+    shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(s["route"], s["checkpoint"], s["lag_events"]) for s in shown] == [
+        (name, "1", 0) for name in ("orders", "events", "clicks", "trips", "strict")]
+    assert main(["vacuum", "--dry-run", "--route", "orders,clicks", *flags]) == 0
+    out = capsys.readouterr().out
+    assert out.count("== route ") == 2 and "== route clicks ==" in out and "trips" not in out
     unrouted = ledger_rows(parts(make_config(aws, lake, table=f"s3a://{lake}/changelog_unrouted"), spark))
     assert [(o["key"], o["status"]) for o in unrouted] == [("other/readme.txt", "unrouted")]

@@ -69,7 +69,7 @@ def test_flag_routes_keep_commas_in_list_values(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "problem"), [
-    ('[[route]]\nname = "a"\ntable = "/t/a"\ntabel = "x"', "route a: unknown key 'tabel'"),
+    ('[[route]]\nname = "a"\ntable = "/t/a"\ntabel = "x"', "unknown key 'tabel' (did you mean 'table'?)"),
     ('[[route]]\nname = "a"\ntable = "/t/a"\nchangelog = "x"', "route a: unknown key 'changelog'"),
     ('[[route]]\nname = "a"', "route a: `table` is required"),
     ('[[route]]\nname = "a b"\ntable = "/t"', "expected a name of letters"),
@@ -224,14 +224,15 @@ class Refusing(FakeTarget):
         return super().publish(staged)
 
 
-def test_a_failing_route_is_reported_and_blocks_none_of_the_others() -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_failing_route_is_reported_and_blocks_none_of_the_others(threads: int) -> None:
     changelog = FakeChangelog()
     changelog.add("a", "c")
     changelog.add("b", "d")
     ok, bad = FakeTarget(), Refusing()
     runs = [RouteRun("ok", make(changelog, ok, FakeLedger(), filters=routed("a", "b"), caps=Caps(1, 10**6))),
             RouteRun("bad", make(changelog, bad, FakeLedger(), filters=routed("c", "d")))]
-    fan = Fanout(runs, lambda *_: None, 1.0, 10.0)
+    fan = Fanout(runs, lambda *_: None, 1.0, 10.0, threads=threads)
     fan.drain(lambda: False)
     assert [r.name for r in fan.failed()] == ["bad"]
     assert "writer lease is held" in (runs[1].error or "")
