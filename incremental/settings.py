@@ -46,12 +46,17 @@ class TablesSection:
         choices=("s3a", "s3"))
 
     catalog: str | None = setting(
-        None, "Register the table where query engines look it up: `glue:DATABASE.TABLE` (Delta "
-        "and Hudi, in the AWS Glue Data Catalog, with the table parameters Athena, Trino and "
-        "Spark expect; created on the first commit, updated when the schema changes, Hudi's "
-        "partitions added; a failed registration is repaired by the next run and never touches "
-        "rows). Iceberg tables live in their own catalog (--iceberg-catalog).",
-        metavar="glue:DB.TABLE")
+        None, "Register the table where query engines look it up: `glue:DATABASE.TABLE` (the AWS "
+        "Glue Data Catalog) or `hive:DATABASE.TABLE` (a Hive Metastore, --hive-metastore-uris), "
+        "for Delta and Hudi, with the table parameters Athena, Trino and Spark expect: created "
+        "after the first commit, updated when the schema changes, Hudi's partitions added; a "
+        "failed registration is repaired by the next run and never touches rows. Iceberg tables "
+        "live in their own catalog (--iceberg-catalog).",
+        metavar="glue|hive:DB.TABLE")
+    hive_metastore_uris: str | None = setting(
+        None, "With --catalog hive:…: the Hive Metastore's Thrift URIs (`thrift://HOST:9083`, "
+        "comma list, as hive.metastore.uris); the metastore must reach the table's file system.",
+        metavar="URIS")
     quarantine: str | None = setting(
         None, "URI of the quarantine table (Delta) of malformed JSON/CSV records, each with its "
         "object and line; default: <table>_quarantine beside the table.", metavar="URI")
@@ -66,7 +71,7 @@ class TablesSection:
 
     def validate(self) -> list[str]:
         return ([missing("--changelog")] if not self.changelog else []) + check_catalog(
-            self.catalog, self.target_format)
+            self.catalog, self.target_format, self.hive_metastore_uris)
 
 
 @dataclass(frozen=True)

@@ -70,16 +70,12 @@ class Parts:
         and once at the start of a run (which repairs a registration a crash left behind). Returns
         what changed ("created", "updated", "unchanged", "+N partitions"), None without a catalog
         or before the table exists."""
-        t = self.config.tables
-        schema = self.target.schema() if t.catalog else None
-        if schema is None or not t.catalog:
+        found = self._catalog()
+        if found is None:
             return None
-        from lakeinlet.incremental.registry import parse_catalog
-        from lakeinlet.incremental.registry.glue import GlueRegistry, TableEntry
-
-        ref, registry = parse_catalog(t.catalog), GlueRegistry(self.config.aws)
-        entry = TableEntry(t.target_format, self.target.uri, schema, t.partition_by)
-        outcome = registry.sync(ref, entry)
+        ref, registry, entry = found
+        outcome: str = registry.sync(ref, entry)
+        t = self.config.tables
         if t.target_format == "hudi" and t.partition_by:
             paths = {s.partition_path for s in self.target.table().get_file_slices()}  # type: ignore[attr-defined]
             values = [dict(p.split("=", 1) for p in path.split("/")) for path in paths if path]
@@ -94,16 +90,32 @@ class Parts:
         t = self.config.tables
         if not t.catalog:
             return None
-        schema = self.target.schema()
-        if schema is None:
-            return f"catalog:   {t.catalog} (registered on the table's first commit)"
+        found = self._catalog()
+        if found is None:
+            return f"catalog:   {t.catalog} (registered after the table's first commit)"
+        ref, registry, entry = found
+        why = registry.out_of_step(ref, entry)
+        return f"catalog:   OUT OF STEP: {why} (the next run repairs it)" if why else \
+            f"catalog:   {t.catalog} in step with the table"
+
+    def _catalog(self) -> tuple[Any, Any, Any] | None:
+        """The catalog reference, its registry and what it should say of the table (None without
+        --catalog, or before the table's first commit)."""
+        t = self.config.tables
+        schema = self.target.schema() if t.catalog else None
+        if schema is None or not t.catalog:
+            return None
         from lakeinlet.incremental.registry import parse_catalog
         from lakeinlet.incremental.registry.glue import GlueRegistry, TableEntry
 
-        entry = TableEntry(t.target_format, self.target.uri, schema, t.partition_by)
-        why = GlueRegistry(self.config.aws).out_of_step(parse_catalog(t.catalog), entry)
-        return f"catalog:   OUT OF STEP: {why} (the next run repairs it)" if why else \
-            f"catalog:   {t.catalog} in step with the table"
+        ref = parse_catalog(t.catalog)
+        if ref.kind == "hive":
+            from lakeinlet.incremental.registry.hive import HiveRegistry
+
+            registry: Any = HiveRegistry(t.hive_metastore_uris or "")
+        else:
+            registry = GlueRegistry(self.config.aws)
+        return ref, registry, TableEntry(t.target_format, self.target.uri, schema, t.partition_by)
 
     def store(self) -> S3ObjectStore:
         """One store for the run: the footers its checks read serve the reader's row counts."""

@@ -34,17 +34,17 @@ def parse_catalog(text: str) -> CatalogRef:
     return CatalogRef(kind.lower(), database, table)
 
 
-def check_catalog(text: str | None, target_format: str) -> list[str]:
-    """The problems of a table's `--catalog` setting (what registration supports today)."""
+def check_catalog(text: str | None, target_format: str, hive_uris: str | None) -> list[str]:
+    """The problems of a table's `--catalog` setting."""
     if not text:
         return []
     try:
         ref = parse_catalog(text)
     except ConfigError as exc:
         return [f"--catalog: {p}" for p in exc.problems]
-    if ref.kind == "hive":
-        return [f"--catalog {text}: Hive Metastore registration is not built yet; use "
-                "glue:DATABASE.TABLE, or register the table with a CREATE TABLE … LOCATION"]
+    if ref.kind == "hive" and not hive_uris:
+        return [f"--catalog {text}: give the metastore with --hive-metastore-uris thrift://HOST:PORT "
+                "(on a cluster, the value of hive.metastore.uris)"]
     if target_format == "iceberg":
         return [f"--catalog {text}: an Iceberg table lives in its own catalog; name it with "
                 "--iceberg-catalog glue and --iceberg-table DATABASE.TABLE"]

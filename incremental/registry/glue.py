@@ -129,7 +129,7 @@ class GlueRegistry:
                 self._ensure_database(ref.database)
                 self._glue.create_table(DatabaseName=ref.database, TableInput=want)
                 return "created"
-            if not _differences(have, want):
+            if not differences(have, want):
                 return "unchanged"
             # Keep parameters other writers added (Hudi's own sync records its last commit there).
             want["Parameters"] = {**have.get("Parameters", {}), **want["Parameters"]}
@@ -166,7 +166,7 @@ class GlueRegistry:
         have = self._table(ref)
         if have is None:
             return f"{ref}: no such table"
-        found = _differences(have, entry.table_input(ref.table))
+        found = differences(have, entry.table_input(ref.table))
         return f"{ref}: " + "; ".join(found) if found else None
 
     def _table(self, ref: CatalogRef) -> dict[str, Any] | None:
@@ -209,7 +209,7 @@ def _columns(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
     return [{"Name": name.lower(), "Type": type_} for name, type_ in pairs]
 
 
-def _differences(have: dict[str, Any], want: dict[str, Any]) -> list[str]:
+def differences(have: dict[str, Any], want: dict[str, Any]) -> list[str]:
     """How a Glue table (`have`) differs from a TableInput (`want`), one phrase each."""
     hsd, wsd = have.get("StorageDescriptor", {}), want["StorageDescriptor"]
     got = {c["Name"]: c["Type"] for c in hsd.get("Columns", [])}

@@ -17,8 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet.aws import AwsSection, client
+from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.dev.metastore import HiveMetastore
 from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.job import main
+from lakeinlet.incremental.registry import parse_catalog
+from lakeinlet.incremental.registry.glue import TableEntry
+from lakeinlet.incremental.registry.hive import HiveRegistry
 from lakeinlet.incremental.routes import RoutesSection, routes_of
 from lakeinlet.incremental.settings import LoaderConfig, TablesSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
@@ -146,3 +151,31 @@ def test_five_routes_load_exactly_once_and_a_failing_route_blocks_none(
     assert out.count("== route ") == 2 and "== route clicks ==" in out and "trips" not in out
     unrouted = ledger_rows(parts(make_config(aws, lake, table=f"s3a://{lake}/changelog_unrouted"), spark))
     assert [(o["key"], o["status"]) for o in unrouted] == [("other/readme.txt", "unrouted")]
+
+
+def test_routes_register_their_tables_in_a_hive_metastore(
+        spark: Any, aws: AwsSection, tmp_path: Path, capsys: Any) -> None:
+    landing, _, s3 = new_lake(aws)
+    orders, clicks = make_files("parquet", 2, 2, prefix="orders/"), make_files("csv", 2, 3, start=5)
+    changelog = tmp_path / "changelog"
+    record(DeltaChangelog(str(changelog), aws), [put(s3, landing, f.key, f.body) for f in [*orders, *clicks]])
+    routes = tmp_path / "routes.toml"
+    routes.write_text(f'[[route]]\nname = "orders"\ntable = "{tmp_path}/orders"\nprefix = ["orders/"]\n'
+                      'catalog = "hive:shop.orders"\n\n'
+                      f'[[route]]\nname = "clicks"\ntable = "{tmp_path}/clicks"\ntarget_format = "hudi"\n'
+                      'source_format = "csv"\nread_option = ["header=true"]\nprefix = ["csv/"]\n'
+                      'partition_by = ["customer"]\ncatalog = "hive:shop.clicks"\n')
+    with HiveMetastore(tmp_path / "metastore") as metastore:
+        flags = ["--changelog", str(changelog), "--routes", str(routes), "--schema", SCHEMA_DDL,
+                 "--endpoint-url", aws.endpoint_url or "", "--master", "local[2]",
+                 "--hive-metastore-uris", metastore.uris]
+        assert main(["run", "--drain", *flags]) == 0
+        capsys.readouterr()
+        assert main(["status", *flags]) == 0
+        out = capsys.readouterr().out
+        assert "hive:shop.orders in step" in out and "hive:shop.clicks in step" in out
+        registry = HiveRegistry(metastore.uris)
+        entry = TableEntry("hudi", str(tmp_path / "clicks"), pa.schema([("customer", pa.string())]),
+                           ("customer",))
+        customers = [{"customer": c} for c in sorted({r["customer"] for f in clicks for r in f.rows})]
+        assert registry.add_partitions(parse_catalog("hive:shop.clicks"), entry, customers) == 0  # all there

@@ -283,7 +283,7 @@ def test_hive_catalogs_are_not_written_to_glue(registry: GlueRegistry) -> None:
 @pytest.mark.parametrize(("catalog", "fmt", "problem"), [
     ("glue:sales.orders", "delta", None),
     ("glue:sales.orders", "hudi", None),
-    ("hive:sales.orders", "delta", "Hive Metastore registration is not built yet"),
+    ("hive:sales.orders", "delta", "give the metastore with --hive-metastore-uris"),
     ("glue:sales.orders", "iceberg", "an Iceberg table lives in its own catalog"),
     ("glue:orders", "delta", "expected glue:DATABASE.TABLE"),
 ])
@@ -291,5 +291,5 @@ def test_the_catalog_setting_says_what_registration_supports(catalog: str, fmt: 
                                                              problem: str | None) -> None:
     from lakeinlet.incremental.registry import check_catalog
 
-    found = check_catalog(catalog, fmt)
+    found = check_catalog(catalog, fmt, None)
     assert (found == []) if problem is None else (len(found) == 1 and problem in found[0])
