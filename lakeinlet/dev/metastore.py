@@ -26,6 +26,7 @@ import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.hadoop.hive.metastore.HiveMetaStore;
 import org.apache.hadoop.hive.metastore.IHMSHandler;
 import org.apache.hadoop.hive.metastore.TSetIpAddressProcessor;
+import org.apache.hadoop.hive.metastore.txn.TxnDbUtil;
 import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.server.TThreadPoolServer;
 import org.apache.thrift.transport.TServerSocket;
@@ -33,6 +34,11 @@ import org.apache.thrift.transport.TServerSocket;
 public class MetastoreOnLoopback {
   public static void main(String[] args) throws Exception {
     HiveConf conf = new HiveConf(HiveMetaStore.HMSHandler.class);  // settings from -D properties
+    try {  // the lock tables Iceberg's Hive catalog commits through (Hive creates them only in tests)
+      TxnDbUtil.prepDb(conf);
+    } catch (Exception e) {
+      System.err.println("transaction tables not created (there already?): " + e);
+    }
     IHMSHandler handler = HiveMetaStore.newRetryingHMSHandler(
         new HiveMetaStore.HMSHandler("lakeinlet metastore", conf, false), conf);
     int port = Integer.parseInt(args[0]);

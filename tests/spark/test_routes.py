@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyiceberg.catalog import load_catalog
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import DeltaChangelog
@@ -157,15 +158,21 @@ def test_routes_register_their_tables_in_a_hive_metastore(
         spark: Any, aws: AwsSection, tmp_path: Path, capsys: Any) -> None:
     landing, _, s3 = new_lake(aws)
     orders, clicks = make_files("parquet", 2, 2, prefix="orders/"), make_files("csv", 2, 3, start=5)
+    trips = make_files("parquet", 2, 2, prefix="trips/", start=9)
     changelog = tmp_path / "changelog"
-    record(DeltaChangelog(str(changelog), aws), [put(s3, landing, f.key, f.body) for f in [*orders, *clicks]])
+    record(DeltaChangelog(str(changelog), aws),
+           [put(s3, landing, f.key, f.body) for f in [*orders, *clicks, *trips]])
     routes = tmp_path / "routes.toml"
-    routes.write_text(f'[[route]]\nname = "orders"\ntable = "{tmp_path}/orders"\nprefix = ["orders/"]\n'
-                      'catalog = "hive:shop.orders"\n\n'
-                      f'[[route]]\nname = "clicks"\ntable = "{tmp_path}/clicks"\ntarget_format = "hudi"\n'
-                      'source_format = "csv"\nread_option = ["header=true"]\nprefix = ["csv/"]\n'
-                      'partition_by = ["customer"]\ncatalog = "hive:shop.clicks"\n')
     with HiveMetastore(tmp_path / "metastore") as metastore:
+        routes.write_text(
+            f'[[route]]\nname = "orders"\ntable = "{tmp_path}/orders"\nprefix = ["orders/"]\n'
+            'catalog = "hive:shop.orders"\n\n'
+            f'[[route]]\nname = "clicks"\ntable = "{tmp_path}/clicks"\ntarget_format = "hudi"\n'
+            'source_format = "csv"\nread_option = ["header=true"]\nprefix = ["csv/"]\n'
+            'partition_by = ["customer"]\ncatalog = "hive:shop.clicks"\n\n'
+            f'[[route]]\nname = "trips"\ntable = "{tmp_path}/trips"\ntarget_format = "iceberg"\n'
+            f'prefix = ["trips/"]\niceberg_catalog = "hive"\niceberg_catalog_uri = "{metastore.uris}"\n'
+            'iceberg_catalog_name = "hms"\niceberg_table = "shop.trips"\n')
         flags = ["--changelog", str(changelog), "--routes", str(routes), "--schema", SCHEMA_DDL,
                  "--endpoint-url", aws.endpoint_url or "", "--master", "local[2]",
                  "--hive-metastore-uris", metastore.uris]
@@ -179,3 +186,7 @@ def test_routes_register_their_tables_in_a_hive_metastore(
                            ("customer",))
         customers = [{"customer": c} for c in sorted({r["customer"] for f in clicks for r in f.rows})]
         assert registry.add_partitions(parse_catalog("hive:shop.clicks"), entry, customers) == 0  # all there
+        want = Counter(r["order_id"] for f in trips for r in f.rows)
+        by_name = load_catalog("hms", type="hive", uri=metastore.uris).load_table("shop.trips")
+        assert Counter(by_name.scan().to_arrow().column("order_id").to_pylist()) == want
+        assert Counter(r.order_id for r in spark.table("hms.shop.trips").collect()) == want

@@ -19,7 +19,7 @@ from lakeinlet.config import setting
 from lakeinlet.errors import ConfigError
 from lakeinlet.storage import pyiceberg_options
 
-CATALOG_TYPES = ("jdbc", "hadoop", "rest", "glue")
+CATALOG_TYPES = ("jdbc", "hadoop", "rest", "glue", "hive")
 SHARED = ("use a catalog every loader reaches: --iceberg-catalog rest with --iceberg-catalog-uri "
           "http://…, --iceberg-catalog glue, or jdbc with a shared database (--iceberg-catalog-uri "
           "jdbc:postgresql://…)")
@@ -33,14 +33,16 @@ class IcebergSection:
     iceberg_catalog: str = setting(
         "jdbc", "Catalog type. `jdbc`: a JDBC catalog (atomic commits; a SQLite file serves one "
         "machine only, a shared database such as PostgreSQL serves a cluster); `hadoop`: "
-        "path-based, local tables only; `rest`, `glue`: shared catalogs for a cluster (give their "
+        "path-based, local tables only; `rest`, `glue`, `hive` (a Hive Metastore, "
+        "--iceberg-catalog-uri thrift://HOST:9083): shared catalogs for a cluster (give their "
         "settings with --iceberg-catalog-option).", choices=CATALOG_TYPES)
     iceberg_catalog_uri: str | None = setting(
         None, "jdbc: the JDBC URL (default for a local table: jdbc:sqlite:<table>.catalog.db "
         "beside it; an s3 table needs one). A jdbc:sqlite: file is refused on a Spark master that "
         "is not local[…] (or on loopback), and for a table on S3 other than an emulator on "
         "127.0.0.1/localhost. "
-        "rest: the catalog's URL (http://host:port).", metavar="URI")
+        "rest: the catalog's URL (http://host:port); hive: the metastore's (thrift://host:9083).",
+        metavar="URI")
     iceberg_table: str | None = setting(
         None, "Table identifier in the catalog, namespace.name (default: lakeinlet.<last path "
         "segment of --table>_<hash of its location>); its location is --table.",
@@ -55,6 +57,9 @@ class IcebergSection:
     def validate(self) -> list[str]:
         bad = [kv for kv in self.iceberg_catalog_option if "=" not in kv]
         problems = [f"--iceberg-catalog-option: expected key=value, found {kv!r}" for kv in bad]
+        if self.iceberg_catalog == "hive" and not (self.iceberg_catalog_uri or "").startswith("thrift://"):
+            problems.append("--iceberg-catalog hive: give the metastore with --iceberg-catalog-uri "
+                            f"thrift://HOST:PORT, found {self.iceberg_catalog_uri!r}")
         if self.iceberg_table and self.iceberg_table.count(".") != 1:
             problems.append(f"--iceberg-table: expected namespace.name, found {self.iceberg_table!r}")
         return problems
@@ -144,7 +149,7 @@ class IcebergCatalog:
                      f"{pre}.io-impl": "org.apache.iceberg.hadoop.HadoopFileIO"}
         if kind == "jdbc":
             conf |= {f"{pre}.uri": self.jdbc_uri(), f"{pre}.jdbc.schema-version": "V1"}
-        if kind == "rest":  # the server keeps metadata; Spark writes files through its s3a settings
+        if kind in ("rest", "hive"):  # the catalog keeps metadata; Spark writes through its s3a settings
             conf[f"{pre}.io-impl"] = "org.apache.iceberg.hadoop.HadoopFileIO"
             if self.section.iceberg_catalog_uri:
                 conf[f"{pre}.uri"] = self.section.iceberg_catalog_uri
