@@ -21,7 +21,7 @@ from lakeinlet.config import add_arguments, resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.incremental.commands import backfill as bf
 from lakeinlet.incremental.commands import checkpoint as ck
-from lakeinlet.incremental.commands.fanout import Fanout, RouteRun
+from lakeinlet.incremental.commands.fanout import UNROUTED, Fanout, RouteRun
 from lakeinlet.incremental.commands.status import status_lines
 from lakeinlet.incremental.loader import BatchReport, Summary
 from lakeinlet.incremental.plan import Unrouted
@@ -237,7 +237,7 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
     collector.filters = Unrouted(tuple(r.filters for r in every))
     runs = [RouteRun(r.name, p.loader(), after_batch=functools.partial(register, p, r.name))
             for r, p in zip(routes, parts, strict=True)]
-    runs.append(RouteRun("(unrouted)", collector))
+    runs.append(RouteRun(UNROUTED, collector))
     fan = Fanout(runs, _progress, config.run.interval_seconds, MAX_PAUSE, config.run.max_batches,
                  threads=config.routes.route_threads)
     stop = Stop()

@@ -14,6 +14,8 @@ from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.loader import BatchReport, Loader, Summary
 
 log = logging.getLogger("lakeinlet.loader")
+UNROUTED = "(unrouted)"
+"""The name of the run that records objects no route selects (no route can have it)."""
 
 
 @dataclass
@@ -37,6 +39,9 @@ class RouteRun:
     def line(self) -> str:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(self.total.statuses.items()))
         state = f"failed: {self.error}" if self.error else "ok"
+        if self.name == UNROUTED:
+            return (f"unrouted: {self.total.statuses.get('unrouted', 0)} objects no route selects, "
+                    f"recorded in the unrouted ledger; {state}")
         return (f"route {self.name}: loaded {self.total.rows} rows in {self.total.batches} batches"
                 + (f"; {outcomes}" if outcomes else "") + f"; {state}")
 

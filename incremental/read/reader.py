@@ -113,6 +113,11 @@ class SparkReader:
         merge = not one_schema(objs, footers)
         planned: Planned = {}
         raw, objs = self._load(objs, failed, table_schema, merge, planned)
+        if raw is not None and self.text and not set(raw.columns) - {CORRUPT_COL}:
+            # Not one record of the batch parsed, so its inferred schema is the corrupt-record
+            # column alone, which Spark refuses to query; each object is judged read alone.
+            failed |= {(o.bucket, o.key): why for o in objs if (why := checks.no_rows(self, o, None))}
+            raw = None
         if raw is not None:
             raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)
         if raw is None or not objs:

@@ -194,3 +194,21 @@ def test_a_csv_of_only_its_header_is_a_valid_empty_object(spark: Any, aws: AwsSe
     ledger = _ledger(p)
     assert ledger["csv/only-header.csv"][:2] == ("loaded", 0)
     assert ledger[good.key][:2] == ("loaded", 2) and target_rows(p).num_rows == 2
+
+
+def test_a_batch_of_only_unparseable_json_is_set_aside_not_a_crash(spark: Any, aws: AwsSection) -> None:
+    """Without --schema, a batch in which no record parses has only Spark's corrupt-record column,
+    which Spark refuses to query: each object is judged alone, and the loader goes on."""
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("json", 1, 2)[0]
+    p = parts(make_config(aws, lake, "json", schema=None), spark)
+    record(p.changelog, [put(s3, landing, good.key, good.body)])
+    p.loader().drain()  # the table exists, with the good object's columns
+    record(p.changelog, [put(s3, landing, "json/garbage.jsonl", b"\x00\x01 not json\n{broken\n"),
+                         put(s3, landing, "json/blank.jsonl", b"\n\n")])
+    p.loader().drain()
+    ledger = _ledger(p)
+    assert ledger["json/garbage.jsonl"][0] == "corrupt" and ledger["json/garbage.jsonl"][2]
+    assert ledger["json/blank.jsonl"][:2] == ("loaded", 0)
+    assert target_rows(p).num_rows == 2 and p.target.checkpoint().position is not None
+    assert p.target.checkpoint().position.complete == 1
