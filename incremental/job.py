@@ -244,7 +244,7 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
     try:
         with stop_on_signals(stop, "after the current batch"):
             if args.continuous:
-                fan.continuous(lambda: stop.requested, stop.pause)
+                fan.continuous(lambda: stop.requested, stop.pause, functools.partial(backfill_routes, parts))
             else:
                 fan.drain(lambda: stop.requested, once=not args.drain)
     finally:
@@ -264,6 +264,22 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
         print("error: routes failed: " + ", ".join(r.name for r in fan.failed()), file=sys.stderr)
         return 3
     return 0
+
+
+def backfill_routes(parts: list[Parts], drains: int) -> None:
+    """With --continuous and --backfill-every N: every N drains, each route's prefixes of
+    --backfill-bucket are listed for objects no event announced (a failure is logged: the next
+    round lists again)."""
+    run = parts[0].config.run if parts else None
+    if run is None or not (run.backfill_every and run.backfill_bucket) or drains % run.backfill_every:
+        return
+    for p in parts:
+        try:
+            for prefix in p.config.plan.prefix or ("",):
+                bf.backfill(p.store(), p.changelog, p.ledger, run.backfill_bucket, prefix)
+        except Exception as exc:  # the loads go on; the next periodic backfill lists again
+            logs.event(log, "backfill failed", level=logging.WARNING, table=p.config.tables.table,
+                       error=f"{type(exc).__name__}: {exc}"[:500])
 
 
 def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:

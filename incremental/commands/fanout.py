@@ -107,12 +107,17 @@ class Fanout:
             if once or all(self._idle(r) or r.error for r in self.runs):
                 return
 
-    def continuous(self, stopped: Callable[[], bool], pause: Callable[[float], None]) -> None:
-        """Drain, pause, repeat; a failed route is retried after its own growing pause."""
+    def continuous(self, stopped: Callable[[], bool], pause: Callable[[float], None],
+                   after_drain: Callable[[int], None] = lambda _: None) -> None:
+        """Drain, pause, repeat; a failed route is retried after its own growing pause.
+        `after_drain(n)` runs after the n-th drain (the periodic backfill)."""
+        drains = 0
         while not stopped():
             self._start_drain()
             while not stopped() and not all(self._idle(r) or self.clock() < r.retry_at for r in self.runs):
                 self.round(stopped, retry=True)
+            drains += 1
+            after_drain(drains)
             waits = [r.retry_at - self.clock() for r in self.runs if r.error]
             pause(max(0.0, min([self.interval, *waits])))
 

@@ -313,3 +313,34 @@ def test_a_crash_at_any_step_of_one_route_then_a_rerun_loads_every_table_exactly
         assert set(refs.values()) == {1}, name  # each object version recorded once
         assert target.checkpoint().position == Position(1), name
     assert Counter(o.status for _, o in tables["rest"][1].rows) == {"unrouted": 2}
+
+
+def test_continuous_calls_after_drain_with_the_drain_count() -> None:
+    changelog = FakeChangelog()
+    changelog.add("a")
+    fan = Fanout([RouteRun("a", make(changelog, FakeTarget(), FakeLedger(), filters=routed("a")))],
+                 lambda *_: None, 1.0, 10.0)
+    seen: list[int] = []
+    fan.continuous(lambda: len(seen) >= 3, lambda _: None, seen.append)
+    assert seen == [1, 2, 3]
+
+
+def test_the_periodic_backfill_lists_each_routes_prefixes_every_n_drains(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from lakeinlet.incremental import job
+
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(job.bf, "backfill", lambda store, changelog, ledger, bucket, prefix: calls.append(
+        (bucket, prefix)))
+    run = SimpleNamespace(backfill_every=2, backfill_bucket="land")
+
+    def route(*prefixes: str) -> Any:
+        config = SimpleNamespace(run=run, plan=SimpleNamespace(prefix=prefixes),
+                                 tables=SimpleNamespace(table="t"))
+        return SimpleNamespace(config=config, store=lambda: None, changelog=None, ledger=None)
+
+    for drains in (1, 2, 3):
+        job.backfill_routes([route("a/", "b/"), route()], drains)
+    assert calls == [("land", "a/"), ("land", "b/"), ("land", "")]  # the 2nd drain only
