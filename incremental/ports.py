@@ -205,8 +205,33 @@ class TargetView(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Compaction:
+    """What `compact` found and did: the table's live data files and bytes before and after, and
+    the files it rewrote (or, in a dry run, would rewrite)."""
+
+    files_before: int
+    bytes_before: int
+    files_after: int
+    bytes_after: int
+    rewritten: int
+    version: int | None = None
+    """The target version of the rewrite's commit; None: a dry run, or nothing to rewrite."""
+    detail: str = ""
+    """What else the format did or skipped (snapshots expired, a clustering plan), for the report."""
+
+
 class TargetUpkeep(Protocol):
-    """What commands do to a target besides loading: clean up, and release what a run holds."""
+    """What commands do to a target besides loading: clean up, compact, and release what a run holds."""
+
+    def compact(self, target_file_bytes: int, retention_hours: float, dry_run: bool) -> Compaction:
+        """Rewrite small data files into files of about `target_file_bytes`, without changing a row,
+        the checkpoint or the loader's history (the ledger can still be rebuilt from the target).
+        Safe beside a live loader: a conflict makes the rewrite retry or give up, never a batch
+        lost or repeated. `retention_hours`: what the format's own history clean-up keeps
+        (Iceberg's snapshot expiry), never the commits holding the checkpoint or those the ledger
+        has not recorded yet."""
+        ...
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Files no commit references (and stale staging state), older than the retention;

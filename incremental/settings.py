@@ -57,6 +57,10 @@ class TablesSection:
         None, "With --catalog hive:…: the Hive Metastore's Thrift URIs (`thrift://HOST:9083`, "
         "comma list, as hive.metastore.uris); the metastore must reach the table's file system.",
         metavar="URIS")
+    target_file_mb: int = setting(
+        128, "Target size of the table's data files in MiB: a batch is written as about one file "
+        "per this many bytes of source data (per partition value), and `maintain` rewrites smaller "
+        "files into files of this size.", metavar="MB")
     quarantine: str | None = setting(
         None, "URI of the quarantine table (Delta) of malformed JSON/CSV records, each with its "
         "object and line; default: <table>_quarantine beside the table.", metavar="URI")
@@ -69,8 +73,14 @@ class TablesSection:
     def quarantine_uri(self) -> str:
         return self.quarantine or (self.table or "").rstrip("/") + "_quarantine"
 
+    @property
+    def target_file_bytes(self) -> int:
+        return self.target_file_mb * 1024 * 1024
+
     def validate(self) -> list[str]:
-        return ([missing("--changelog")] if not self.changelog else []) + check_catalog(
+        return ([missing("--changelog")] if not self.changelog else []) + (
+            [f"--target-file-mb: expected at least 1, found {self.target_file_mb}"]
+            if self.target_file_mb < 1 else []) + check_catalog(
             self.catalog, self.target_format, self.hive_metastore_uris)
 
 

@@ -57,13 +57,15 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> Built:
     if t.target_format == "delta":
         from lakeinlet.incremental.targets.delta.target import DeltaTarget
 
-        return Built(DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme, spark))
+        return Built(DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme, spark,
+                                 t.target_file_bytes))
     if t.target_format == "iceberg":
         from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
         from lakeinlet.incremental.targets.iceberg.target import IcebergTarget
 
         return Built(IcebergTarget(catalog_of(config), t.app_id, t.partition_by, spark,
-                                   OutcomeFiles(t.ledger_uri.rstrip("/") + "/_pending", aws)))
+                                   OutcomeFiles(t.ledger_uri.rstrip("/") + "/_pending", aws),
+                                   file_bytes=t.target_file_bytes))
     if t.target_format == "hudi":
         from lakeinlet.incremental.targets.hudi.target import HudiTarget
 

@@ -33,6 +33,7 @@ from lakeinlet.incremental.ports import Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta.files import DataFile, data_files, list_written
 from lakeinlet.incremental.targets.schema import fallback_schema
+from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
 from lakeinlet.storage import delta_uri, filesystem, spark_uri, storage_options
 
 
@@ -69,7 +70,8 @@ class DeltaTarget:
     stages_rows = True
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str] = (),
-                 spark_scheme: str = "s3a", spark: Callable[[], Any] | None = None) -> None:
+                 spark_scheme: str = "s3a", spark: Callable[[], Any] | None = None,
+                 file_bytes: int = DEFAULT_FILE_BYTES) -> None:
         self.uri = delta_uri(uri)
         self.spark_uri = spark_uri(uri, spark_scheme).rstrip("/")
         self.app_id = app_id
@@ -78,6 +80,7 @@ class DeltaTarget:
         self._latest = LatestTable(self.uri, self._options)
         self.fs, self.root = filesystem(self.uri, aws)
         self._spark = spark
+        self.file_bytes = file_bytes
         self._seen: Checkpoint | None = None
 
     def table(self) -> DeltaTable | None:
@@ -121,7 +124,8 @@ class DeltaTarget:
         if isinstance(change, Removal):
             return self._stage_removal(change, start, end, batch_id)
         data = change.batch.data
-        files = self._write(data, batch_id) if data is not None else []
+        files = [] if data is None else self._write(
+            sized(data, source_bytes(change.outcomes), self.file_bytes, self.partition_by), batch_id)
         return Staged(self, list(change.outcomes), files, start, end, batch_id, change.batch.schema,
                       change.replace)
 
@@ -252,7 +256,8 @@ class DeltaTarget:
         if len(removes) != len(paths):  # rewriting without removing would duplicate the kept rows
             raise TerminalError(f"{self.uri}: {len(paths)} files hold rows to delete but "
                                 f"{len(removes)} of them match the log's paths (first: {min(paths)})")
-        return counts, removes, self._write(keep, batch_id)
+        kept = sized(keep, sum(r.size for r in removes if r.size), self.file_bytes, self.partition_by)
+        return counts, removes, self._write(kept, batch_id)
 
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:

@@ -36,6 +36,7 @@ from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, check_
 from lakeinlet.incremental.targets.iceberg.engine import commit_properties, orphan_files
 from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
 from lakeinlet.incremental.targets.schema import fallback_schema
+from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
 from lakeinlet.retry import transient
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import delta_uri, filesystem
@@ -78,8 +79,9 @@ class IcebergTarget:
 
     def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
                  spark: Callable[[], Any], outcomes: OutcomeFiles,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, file_bytes: int = DEFAULT_FILE_BYTES) -> None:
         self.catalog, self.app_id, self.partition_by = catalog, app_id, list(partition_by)
+        self.file_bytes = file_bytes
         self.uri = catalog.location
         self._spark, self.outcomes, self._sleep = spark, outcomes, sleep
         self.branch = f"lakeinlet_{uuid.uuid4().hex[:12]}"  # one per process: never shared
@@ -118,6 +120,8 @@ class IcebergTarget:
         else:
             base = self._base(change.batch.schema, start)
             outcomes, where, data = list(change.outcomes), None, change.batch.data
+            if data is not None:
+                data = sized(data, source_bytes(outcomes), self.file_bytes, self.partition_by)
             if earlier := tc.replacing(outcomes, change.replace):
                 found = self._counts(base, tc.keys_sql(earlier))
                 outcomes, where = tc.replaced_outcomes(outcomes, found), tc.keys_sql(earlier)
