@@ -9,6 +9,13 @@ from functools import cached_property
 
 CREATED = "ObjectCreated"
 REMOVED = "ObjectRemoved"
+EXPIRED = "LifecycleExpiration"
+REMOVALS = (REMOVED, EXPIRED)
+"""Event-name prefixes of removals: S3's `ObjectRemoved` types leave out deletions by a
+lifecycle rule, which S3 names `LifecycleExpiration` (EventBridge sends both as "Object Deleted")."""
+WANTED = (CREATED + ":", REMOVED + ":", EXPIRED + ":")
+"""The event types that become changelog rows by default, and that a bucket notification set up
+by lakeinlet subscribes to: every other type is acknowledged with no row."""
 
 
 NULL_VERSION = "null"
@@ -40,7 +47,8 @@ class ObjectEvent:
 
     @property
     def is_removed(self) -> bool:
-        return self.event_name.startswith(REMOVED)
+        """Deleted by a request or expired by a lifecycle rule: both are removals."""
+        return self.event_name.startswith(REMOVALS)
 
     @cached_property
     def event_id(self) -> str:

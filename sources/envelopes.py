@@ -10,13 +10,23 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from lakeinlet.errors import EnvelopeError
-from lakeinlet.events import NULL_VERSION, ObjectEvent
+from lakeinlet.events import NULL_VERSION, WANTED, ObjectEvent
 
 TEST_EVENT = "s3:TestEvent"
 EVENTBRIDGE_CREATED = {"PutObject": "Put", "CopyObject": "Copy", "PostObject": "Post",
                        "CompleteMultipartUpload": "CompleteMultipartUpload"}
 EVENTBRIDGE_DELETED = {"Delete Marker Created": "DeleteMarkerCreated",
                        "Permanently Deleted": "Delete"}
+LIFECYCLE_EXPIRATION = "Lifecycle Expiration"
+"""The `reason` of an "Object Deleted" event that a lifecycle rule caused (else DeleteObject)."""
+EVENTBRIDGE_OTHER = {"Object Restore Initiated": "ObjectRestore:Post",
+                     "Object Restore Completed": "ObjectRestore:Completed",
+                     "Object Restore Expired": "ObjectRestore:Delete",
+                     "Object Storage Class Changed": "LifecycleTransition",
+                     "Object Access Tier Changed": "IntelligentTiering",
+                     "Object Tags Added": "ObjectTagging:Put", "Object Tags Deleted": "ObjectTagging:Delete",
+                     "Object ACL Updated": "ObjectAcl:Put"}
+"""AWS's table "Amazon EventBridge mapping": detail-type → S3 notification event name."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +43,9 @@ def parse(body: str, message_id: str = "?") -> Envelope:
     S3 → SQS and S3 → SNS (raw delivery) carry the S3 notification itself; S3 → SNS (wrapped)
     carries it as a JSON string in `Message`; EventBridge carries one event in `detail`. Keys are
     decoded per envelope: S3 notifications URL-encode keys (`quote_plus`: a space becomes `+`),
-    EventBridge events carry the key as stored, so decoding it would corrupt `+`.
+    EventBridge events carry the key as stored (AWS documents no encoding there, and LocalStack's
+    percent-encoding of it is LocalStack's own), so decoding it would corrupt `+` and `%`.
+    `{"Records": []}` is a notification with no events, as AWS's SDK readers take it.
 
     Raises:
         EnvelopeError: the body is not JSON, or not an S3 event in an envelope known here.
@@ -96,12 +108,15 @@ def _eventbridge(doc: dict[str, Any], message_id: str) -> ObjectEvent:
 
 
 def _eventbridge_name(detail_type: str, detail: dict[str, Any]) -> str:
-    """Map EventBridge's detail-type to the S3 notification event name (one vocabulary)."""
+    """Map EventBridge's detail-type to the S3 notification event name (one vocabulary, so
+    `--event-type` and removals mean the same in every envelope). A lifecycle rule's deletion is
+    `LifecycleExpiration:*`, as S3 → SQS names it."""
     if detail_type == "Object Created":
         return "ObjectCreated:" + EVENTBRIDGE_CREATED.get(str(detail.get("reason")), "Put")
     if detail_type == "Object Deleted":
-        return "ObjectRemoved:" + EVENTBRIDGE_DELETED.get(str(detail.get("deletion-type")), "Delete")
-    return "EventBridge:" + detail_type.replace(" ", "")
+        cause = "LifecycleExpiration:" if detail.get("reason") == LIFECYCLE_EXPIRATION else "ObjectRemoved:"
+        return cause + EVENTBRIDGE_DELETED.get(str(detail.get("deletion-type")), "Delete")
+    return EVENTBRIDGE_OTHER.get(detail_type) or "EventBridge:" + detail_type.replace(" ", "")
 
 
 def _version(value: Any) -> str | None:
@@ -129,7 +144,7 @@ class EventFilter:
     """
 
     buckets: frozenset[str] = frozenset()
-    event_prefixes: tuple[str, ...] = ("ObjectCreated:", "ObjectRemoved:")
+    event_prefixes: tuple[str, ...] = WANTED
 
     def bucket_allowed(self, event: ObjectEvent) -> bool:
         return not self.buckets or event.bucket in self.buckets

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.settings import MaintainSection
 from lakeinlet.config import missing, setting
+from lakeinlet.events import WANTED
 from lakeinlet.logs import LogSection
 
 
@@ -102,9 +103,18 @@ class FilterSection:
         "and parking them in the DLQ would hide real poison) and logged with the bucket name. "
         "Empty: every bucket is accepted and a warning says so.", flag="--bucket", metavar="BUCKET")
     event_types: tuple[str, ...] = setting(
-        ("ObjectCreated:", "ObjectRemoved:"), "Event-name prefixes to keep, e.g. ObjectCreated: or "
-        "ObjectRemoved:Delete. Others (and s3:TestEvent) are acknowledged without rows.",
+        WANTED, "Event-name prefixes to keep, e.g. ObjectCreated: or ObjectRemoved:Delete. "
+        "Others (and s3:TestEvent) are acknowledged without rows. ObjectRemoved and "
+        "LifecycleExpiration (a lifecycle rule's deletion, which ObjectRemoved leaves out) rows are "
+        "removals, which the loader's --on-delete remove-rows applies; ObjectCreated rows are loads.",
         flag="--event-type", metavar="PREFIX")
+
+    def validate(self) -> list[str]:
+        # A notification configuration's name (s3:ObjectCreated:*) matches no record's eventName
+        # (ObjectCreated:Put): every event would be acknowledged with no row.
+        return [f"--event-type {t}: expected an event-name prefix as records carry it, e.g. "
+                f"{t.removeprefix('s3:').rstrip('*')}" for t in self.event_types
+                if t.startswith("s3:") or "*" in t]
 
 
 @dataclass(frozen=True)

@@ -86,9 +86,9 @@ variable "restrict_dlq_sources" {
 }
 
 variable "event_types" {
-  description = "S3 event types sent to the queue. lakeinlet-poll keeps created and removed events and acknowledges others."
+  description = "S3 event types sent to the queue. lakeinlet-poll keeps created, removed and lifecycle-expired events (s3:ObjectRemoved:* leaves out deletions by a lifecycle rule) and acknowledges others."
   type        = list(string)
-  default     = ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+  default     = ["s3:ObjectCreated:*", "s3:ObjectRemoved:*", "s3:LifecycleExpiration:*"]
 
   validation {
     condition     = length(var.event_types) > 0 && alltrue([for e in var.event_types : startswith(e, "s3:")])

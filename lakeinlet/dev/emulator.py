@@ -15,9 +15,13 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from lakeinlet.aws import AwsSection, client
+from lakeinlet.events import WANTED
 from lakeinlet.queue_settings import DEFAULT_QUEUE_SETTINGS, QueueSettings
 
 ACCOUNT_ID = "123456789012"  # moto's fixed account id
+NOTIFIED_EVENTS = [f"s3:{prefix}*" for prefix in WANTED]
+"""What the local stack's bucket notification subscribes to: the event types the poller keeps by
+default (infra/terraform's `event_types` default is the same list)."""
 TEST_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                     "AWS_DEFAULT_REGION": "us-east-1"}
 
@@ -146,13 +150,13 @@ def provision(endpoint: str, *, bucket: str = "lakeinlet-landing", queue: str = 
 
 
 def set_notifications(stack: Stack, *, enabled: bool, prefix: str = "") -> None:
-    """Switch the bucket's event notifications on (created + removed events) or off."""
+    """Switch the bucket's event notifications on (created, removed, lifecycle-expired) or off."""
     s3 = client("s3", AwsSection(endpoint_url=stack.endpoint, region=stack.region))
     if not enabled:
         s3.put_bucket_notification_configuration(Bucket=stack.bucket,
                                                  NotificationConfiguration={})
         return
-    cfg: dict[str, object] = {"Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]}
+    cfg: dict[str, object] = {"Events": list(NOTIFIED_EVENTS)}
     if prefix:
         cfg["Filter"] = {"Key": {"FilterRules": [{"Name": "prefix", "Value": prefix}]}}
     if stack.topic_arn:

@@ -111,7 +111,7 @@ def test_bucket_notification_is_as_declared(applied: Applied) -> None:
     assert "TopicConfigurations" not in conf
     [queue] = conf["QueueConfigurations"]
     assert queue["QueueArn"] == applied.out["queue_arn"]
-    assert sorted(queue["Events"]) == ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+    assert sorted(queue["Events"]) == ["s3:LifecycleExpiration:*", "s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
     rules = queue["Filter"]["Key"]["FilterRules"]
     assert [(r["Name"].lower(), r["Value"]) for r in rules] == [("prefix", SOURCE_PREFIX)]
 

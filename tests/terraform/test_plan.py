@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lakeinlet.dev.emulator import MotoServer
+from lakeinlet.dev.emulator import NOTIFIED_EVENTS, MotoServer
 from lakeinlet.queue_settings import QueueSettings
 from tests.terraform.terraform_cli import Terraform, TerraformError
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.terraform
 
 BUCKET = {"bucket_name": "tf-plan-landing"}
 # What lakeinlet.dev.emulator.set_notifications subscribes the local stack's queue to.
-LOCAL_STACK_EVENTS = ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+LOCAL_STACK_EVENTS = NOTIFIED_EVENTS
 
 
 @pytest.fixture(scope="module")

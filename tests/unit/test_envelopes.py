@@ -47,9 +47,10 @@ def test_test_events_parse_to_no_events(name: str) -> None:
     assert parse(body(name)).events == ()
 
 
-def test_records_empty_is_a_notification_with_no_events() -> None:
+@pytest.mark.parametrize("name", ["s3_records_empty.json", "sns_wrapped_records_empty.json"])
+def test_records_empty_is_a_notification_with_no_events(name: str) -> None:
     """AWS's SDK readers take `{"Records": []}` as no events, not a poison message for the DLQ."""
-    assert parse(body("s3_records_empty.json"), "m1").events == ()
+    assert parse(body(name), "m1").events == ()
 
 
 def test_the_null_version_of_unversioned_puts_is_no_version() -> None:
@@ -117,6 +118,41 @@ def test_eventbridge_deleted_maps_to_a_removal() -> None:
     assert ev.event_name == "ObjectRemoved:DeleteMarkerCreated" and ev.size is None
 
 
+@pytest.mark.parametrize(("name", "event_name", "key"), [
+    ("s3_lifecycle_expiration.json", "LifecycleExpiration:Delete", "incoming/2026-10-01T00:00:00Z old.json"),
+    ("sns_wrapped_lifecycle_delete_marker.json", "LifecycleExpiration:DeleteMarkerCreated",
+     "incoming/expired file.json"),
+    ("eventbridge_lifecycle_expiration.json", "LifecycleExpiration:DeleteMarkerCreated",
+     "incoming/expired file.json"),
+])
+def test_a_lifecycle_expiration_is_a_removal_kept_by_default_in_every_envelope(
+        name: str, event_name: str, key: str) -> None:
+    """S3's ObjectRemoved types leave out a lifecycle rule's deletions: without these, an expired
+    object's rows would outlive it with --on-delete remove-rows."""
+    (ev,) = parse(body(name)).events
+    assert (ev.event_name, ev.key) == (event_name, key)
+    assert ev.is_removed and not ev.is_created and ev.size is None
+    assert EventFilter().type_wanted(ev), "expected lifecycle expirations to become rows by default"
+
+
+def test_a_lifecycle_expiration_through_sns_and_eventbridge_is_one_event() -> None:
+    """The same expiration notified through SNS and through EventBridge has one event id, as a
+    redelivery does."""
+    (sns,) = parse(body("sns_wrapped_lifecycle_delete_marker.json")).events
+    (eb,) = parse(body("eventbridge_lifecycle_expiration.json")).events
+    assert sns.event_id == eb.event_id
+
+
+def test_one_key_reads_the_same_from_every_envelope() -> None:
+    """One PUT of a key with a space, `+`, `%` and non-ASCII letters: S3 → SQS and SNS URL-encode
+    it, EventBridge carries it as stored; all three give the stored key, and one event id."""
+    events = [parse(body(name)).events[0] for name in
+              ("s3_key_mixed.json", "sns_wrapped_key_mixed.json", "eventbridge_key_mixed.json")]
+    assert {e.key for e in events} == {"in/q1 report+final 100%/données été 日本.json"}
+    assert {e.envelope for e in events} == {"s3", "sns", "eventbridge"}
+    assert len({e.event_id for e in events}) == 1
+
+
 def test_a_redelivered_event_gets_the_same_id() -> None:
     first, again = parse(body("sns_raw.json"), "m1").events[0], parse(body("sns_raw.json"), "m2").events[0]
     assert first.event_id == again.event_id
@@ -148,6 +184,25 @@ def test_filter_allow_list_and_event_types() -> None:
     assert not EventFilter(event_prefixes=("ObjectRemoved:",)).type_wanted(put)
 
 
+@pytest.mark.parametrize(("detail_type", "reason", "event_name"), [
+    ("Object Deleted", "DeleteObject", "ObjectRemoved:DeleteMarkerCreated"),
+    ("Object Deleted", "Lifecycle Expiration", "LifecycleExpiration:DeleteMarkerCreated"),
+    ("Object Restore Completed", None, "ObjectRestore:Completed"),
+    ("Object Storage Class Changed", None, "LifecycleTransition"),
+    ("Object Access Tier Changed", None, "IntelligentTiering"),
+    ("Object Tags Added", None, "ObjectTagging:Put"),
+    ("Object ACL Updated", None, "ObjectAcl:Put"),
+    ("Object Something New", None, "EventBridge:ObjectSomethingNew"),
+])
+def test_eventbridge_detail_types_take_the_s3_event_names(detail_type: str, reason: str | None,
+                                                          event_name: str) -> None:
+    """AWS's mapping table, so `--event-type` means the same whatever the envelope."""
+    doc = json.loads(body("eventbridge_deleted.json"))
+    doc["detail-type"], doc["detail"]["reason"] = detail_type, reason
+    (ev,) = parse(json.dumps(doc)).events
+    assert ev.event_name == event_name
+
+
 S3_EVENT = '{"Records": [{"eventSource": "aws:s3", "eventName": "ObjectCreated:Put", ' \
            '"eventTime": "2026-11-01T00:00:00Z", "s3": {"bucket": {"name": "b"}, "object": {"key": %s}}}]}'
 
@@ -164,3 +219,17 @@ def test_a_double_encoded_key_is_decoded_only_once(key: str) -> None:
     """Decoding twice would turn the sent `quote_plus(key)` back into `key`."""
     (ev,) = parse(S3_EVENT % json.dumps(quote(quote_plus(key)))).events
     assert ev.key == quote_plus(key)
+
+
+EVENTBRIDGE_EVENT = '{"source": "aws.s3", "detail-type": "Object Created", "time": "2026-11-01T00:00:00Z", ' \
+                    '"detail": {"bucket": {"name": "b"}, "object": {"key": %s, "etag": "e"}, ' \
+                    '"reason": "PutObject"}}'
+SNS_WRAPPED = '{"Type": "Notification", "Message": %s}'
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=200))
+def test_every_envelope_gives_the_stored_key(key: str) -> None:
+    """S3 → SQS and SNS carry `quote_plus(key)` (a `/` kept), EventBridge the key itself."""
+    s3 = S3_EVENT % json.dumps(quote_plus(key, safe="/"))
+    bodies = (s3, SNS_WRAPPED % json.dumps(s3), EVENTBRIDGE_EVENT % json.dumps(key))
+    assert [parse(b).events[0].key for b in bodies] == [key, key, key]

@@ -35,6 +35,18 @@ def test_removal_without_etag_uses_event_time() -> None:
     assert gone.event_id != replace(gone, event_time=T0.replace(second=1)).event_id
 
 
+@pytest.mark.parametrize(("name", "removed"), [
+    ("ObjectRemoved:DeleteMarkerCreated", True), ("LifecycleExpiration:Delete", True),
+    ("LifecycleExpiration:DeleteMarkerCreated", True), ("LifecycleTransition", False),
+    ("ObjectRestore:Delete", False), ("ObjectCreated:Put", False),
+])
+def test_a_lifecycle_expiration_is_a_removal(name: str, removed: bool) -> None:
+    """A lifecycle rule's deletion removes the object as a DeleteObject does; a transition or the
+    expiry of a restored copy does not."""
+    event = replace(BASE, event_name=name)
+    assert event.is_removed is removed
+
+
 def test_changelog_round_trip() -> None:
     received = ReceivedEvent(BASE, "msg-1", T0, "batch-1")
     table = to_changelog_table([received])

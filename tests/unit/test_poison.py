@@ -1,6 +1,7 @@
 """Poison messages with `poison="dlq"`: sent to the DLQ at once (body and attributes intact, the
-parse error added), deleted only after the send succeeded, `until_empty` waits for them; and
-every poison error is logged, at most N lines a minute with a count of the suppressed ones."""
+parse error added), deleted only after the send succeeded, `until_empty` waits for them; every
+poison error is logged, at most N lines a minute with a count of the suppressed ones; and a
+notification with no records is not poison."""
 
 from __future__ import annotations
 
@@ -128,6 +129,22 @@ def test_a_poison_message_received_twice_is_sent_once_and_both_receipts_deleted(
     assert len([j for j in journal if j.startswith("delete")]) == 2, f"expected both receipts: {journal}"
     assert summary.poison == 2 and summary.poison_moved == 1 and summary.delete_failures == 0, summary
     assert (queue.depths().visible, queue.depths().in_flight) == (0, 0)
+
+
+@pytest.mark.parametrize("name", ["s3_records_empty.json", "sns_wrapped_records_empty.json"])
+def test_a_notification_with_no_records_is_acknowledged_never_moved(name: str) -> None:
+    """`{"Records": []}` (bare or in an SNS envelope) holds no events: deleted after the batch's
+    commit, counted as skipped, no row, and never sent to the DLQ as poison."""
+    journal: list[str] = []
+    dlq = JournalDlq(journal)
+    queue, changelog = JournalQueue(journal, dlq), MemoryChangelog()
+    queue.send([poison_message((EVENTS / name).read_text(), attrs={})])
+    queue.send_batch([s3_body("good")])
+    summary = Poller(queue=queue, changelog=changelog, settings=settings(poison="dlq"), dlq=dlq).run()
+    assert not dlq_contents(dlq) and summary.poison == 0, summary
+    assert [r.event.key for r in changelog.rows] == ["good"]
+    assert (summary.acked, summary.skipped) == (2, 1), summary
+    assert (queue.depths().visible, queue.depths().in_flight) == (0, 0), "expected the queue drained"
 
 
 def test_ten_attributes_are_kept_and_the_error_is_left_out() -> None:

@@ -98,3 +98,15 @@ def test_poison_settings_reach_the_poller_and_are_checked() -> None:
         assert words in text, f"expected {words!r} in {text}"
     with pytest.raises(ConfigError, match="--dlq-url: only used with --poison dlq"):
         config(["--queue-url", QUEUE, "--changelog", "x", "--dlq-url", QUEUE + "-dlq"])
+
+
+def test_event_types_default_to_creations_removals_and_lifecycle_expirations() -> None:
+    s = poller_settings(config(["--queue-url", QUEUE, "--changelog", "x"]))
+    assert s.event_filter.event_prefixes == ("ObjectCreated:", "ObjectRemoved:", "LifecycleExpiration:")
+
+
+def test_an_event_type_written_as_a_notification_configuration_name_is_refused() -> None:
+    """`s3:LifecycleExpiration:*` matches no record's eventName: every event would be dropped."""
+    expected = r"--event-type s3:LifecycleExpiration:\*.*e\.g\. LifecycleExpiration:"
+    with pytest.raises(ConfigError, match=expected):
+        config(["--queue-url", QUEUE, "--changelog", "x", "--event-type", "s3:LifecycleExpiration:*"])
