@@ -74,6 +74,15 @@ def backfill_argv(t: RunTables, prefix: str) -> list[str]:
             "--prefix", prefix, *_tables(t), "--log-format", "json"]
 
 
+def maintain_argv(t: RunTables) -> list[str]:
+    """`lakeinlet-load maintain` of the run's target beside the live loaders, with a file size above
+    anything a run writes, so every pass rewrites the small files the loaders committed since the
+    last one and its commit races theirs."""
+    return [sys.executable, "-m", "lakeinlet.incremental.job", "maintain", *_tables(t),
+            "--target-file-mb", "1", "--retention-hours", "1", "--master", "local[1]",
+            "--shuffle-partitions", "2", "--log-format", "json"]
+
+
 def _tables(t: RunTables) -> list[str]:
     argv = ["--changelog", t.changelog, "--table", t.table, "--target-format", t.target_format,
             "--endpoint-url", t.endpoint]

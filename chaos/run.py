@@ -46,6 +46,8 @@ class RunSettings:
     pollers: int = 3
     loaders: int = 2
     backfill_every: float = 45.0
+    maintain_every: float = 40.0
+    """Seconds between two `maintain` passes beside the loaders (0: none)."""
     converge_timeout: float = 240.0
     workload: WorkloadSettings = field(default_factory=WorkloadSettings)
     jars: str | None = None
@@ -115,14 +117,22 @@ def _chaos(settings: RunSettings, t: jobs.RunTables, supervisor: Supervisor, wor
     proxy.enable(True)
     killer.start()
     say(f"  chaos for {settings.chaos_seconds:.0f} s: {settings.pollers} pollers, {settings.loaders} "
-        f"{settings.target_format} loaders, faults at {settings.fault_rate:.0%} a request")
-    deadline, backfills = time.monotonic() + settings.chaos_seconds, 0
-    while time.monotonic() < deadline:
-        time.sleep(min(settings.backfill_every, max(0.0, deadline - time.monotonic())))
+        f"{settings.target_format} loaders, maintain every {settings.maintain_every:.0f} s, faults at "
+        f"{settings.fault_rate:.0%} a request")
+    start = time.monotonic()
+    deadline = start + settings.chaos_seconds
+    every = {"backfill": settings.backfill_every, "maintain": settings.maintain_every}
+    due = {kind: start + seconds for kind, seconds in every.items() if seconds > 0}
+    started = dict.fromkeys(due, 0)
+    while time.monotonic() < deadline and due:
+        kind = min(due, key=due.__getitem__)
+        time.sleep(max(0.0, min(due[kind], deadline) - time.monotonic()))
         if time.monotonic() < deadline - 5:
-            backfills += 1
-            argv = jobs.backfill_argv(t, QUIET_PREFIX)
-            supervisor.add(f"backfill-{backfills}", "backfill", argv, once=True)
+            started[kind] += 1
+            argv = jobs.backfill_argv(t, QUIET_PREFIX) if kind == "backfill" else jobs.maintain_argv(t)
+            supervisor.add(f"{kind}-{started[kind]}", kind, argv, once=True)
+        due[kind] += every[kind]
+    time.sleep(max(0.0, deadline - time.monotonic()))
     killer.stop()
     workload.stop()
     proxy.enable(False)
@@ -136,6 +146,7 @@ def _converge(settings: RunSettings, t: jobs.RunTables, supervisor: Supervisor, 
     supervisor.stop_all("poller", signal.SIGTERM, timeout=30)
     supervisor.stop_all("loader", signal.SIGKILL, timeout=10)
     supervisor.stop_all("backfill", signal.SIGKILL, timeout=10)
+    supervisor.stop_all("maintain", signal.SIGKILL, timeout=10)
     for i in range(settings.pollers):
         supervisor.add(f"clean-poller-{i}", "clean-poller", jobs.poller_argv(t))
     empty = _wait_empty(stack, settings.converge_timeout)

@@ -28,6 +28,7 @@ from tests.spark.conftest import JARS
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS, PARTITIONS, TASKS = 60, 3, 2
+"""The rows come in TASKS Spark tasks; file sizing writes one file per partition value."""
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -48,7 +49,7 @@ def _child(spark_endpoint: str, moto_endpoint: str, mode: str, table: str, local
     out = {}
     for name, uri in (("s3", table), ("local", local)):
         target = DeltaTarget(uri, AwsSection(endpoint_url=moto_endpoint), "app", ["day"])
-        out[name] = [(f.path, json.loads(f.stats)["numRecords"]) for f in target._write(df, "b1")]
+        out[name] = [(f.path, json.loads(f.stats)["numRecords"]) for f in target._write(df, "b1", ROWS)]
     print(json.dumps(out))
 
 
@@ -81,7 +82,7 @@ def test_magic_committer_writes_a_batch_without_copy_and_every_file_is_readable(
     s3 = aws_client("s3", moto_server.endpoint)
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
     data = {k for k in keys if k.endswith(".parquet")}
-    assert len(data) == PARTITIONS * TASKS and requests["CompleteMultipartUpload"] == len(data)
+    assert len(data) == PARTITIONS and requests["CompleteMultipartUpload"] == len(data)
     assert sorted(f"t/{p}" for p, _ in listed["s3"]) == sorted(data)
     assert not any("__magic" in k for k in keys)
     assert not s3.list_multipart_uploads(Bucket=bucket).get("Uploads")
@@ -97,4 +98,4 @@ def test_control_the_default_committer_renames_by_copy(
         counting_proxy: FaultProxy, moto_server: MotoServer, tmp_path: Path) -> None:
     """Without this the test above could pass by counting nothing."""
     requests, listed, _ = write_batch(counting_proxy, moto_server, "default", tmp_path)
-    assert requests["CopyObject"] >= len(listed["s3"]) == PARTITIONS * TASKS, dict(requests)
+    assert requests["CopyObject"] >= len(listed["s3"]) == PARTITIONS, dict(requests)

@@ -44,7 +44,7 @@ def test_committed_files_carry_footer_stats_and_are_read_back(tmp_path: Path) ->
     assert [f.path for f in files] == ["data/b1/day=2026-11-01/part-0.parquet"]
     schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")), ("day", pa.string())])
     target = DeltaTarget(str(root), AwsSection(), "app", ["day"])
-    target._write = lambda df, batch_id: files  # type: ignore[method-assign]  # what Spark wrote
+    target._write = lambda df, batch_id, size: files  # type: ignore[method-assign]  # what Spark wrote
     commit(target, ReadBatch(object(), schema, {}, {}, {}), Position(-1), Position(0), "b1", [])
     dt = target.table()
     assert dt is not None
@@ -72,7 +72,7 @@ def test_vacuum_deletes_only_old_unreferenced_files(tmp_path: Path, capsys: Any)
     committed = _batch(root, "b1", [1, 2], age_hours=5)
     target = DeltaTarget(str(root), AwsSection(), "app")
     fs, base = filesystem(str(root), AwsSection())
-    target._write = lambda df, batch_id: data_files(fs, base, "data/b1", [])  # type: ignore[method-assign]
+    target._write = lambda df, batch_id, size: data_files(fs, base, "data/b1", [])  # type: ignore[method-assign]
     commit(target, ReadBatch(object(), pa.schema([("id", pa.int64())]), {}, {}, {}), Position(-1),
                   Position(0), "b1", [])
     crashed = _batch(root, "b2-crashed", [3], age_hours=5)  # a batch that never committed

@@ -29,9 +29,10 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import Load, Removal
+from lakeinlet.incremental.ports import Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta.files import DataFile, data_files, list_written
+from lakeinlet.incremental.targets.delta.maintain import compact_table
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
 from lakeinlet.storage import delta_uri, filesystem, spark_uri, storage_options
@@ -124,8 +125,7 @@ class DeltaTarget:
         if isinstance(change, Removal):
             return self._stage_removal(change, start, end, batch_id)
         data = change.batch.data
-        files = [] if data is None else self._write(
-            sized(data, source_bytes(change.outcomes), self.file_bytes, self.partition_by), batch_id)
+        files = [] if data is None else self._write(data, batch_id, source_bytes(change.outcomes))
         return Staged(self, list(change.outcomes), files, start, end, batch_id, change.batch.schema,
                       change.replace)
 
@@ -149,14 +149,17 @@ class DeltaTarget:
             counts, removes, kept = self._without(dt, earlier, f"{staged.batch_id}-kept")
             outcomes, files = tc.replaced_outcomes(outcomes, counts), [*files, *kept]
         staged.outcomes = list(outcomes)
-        meta = tc.load_meta(self.app_id, staged.batch_id, staged.start, staged.end, outcomes) | {
+        meta = tc.load_meta(self.app_id, staged.batch_id, staged.start, staged.end, outcomes,
+                            previous=self._checkpoint(dt).watermark) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
         return self._commit(dt, [*removes, *(_add(f) for f in files)], staged.end, meta)
 
-    def _write(self, df: Any, batch_id: str) -> list[DataFile]:
-        """Spark writes the rows under `data/<batch id>/`: a folder per attempt, so a crashed
-        attempt leaves orphans that no commit references (see `vacuum`)."""
+    def _write(self, df: Any, batch_id: str, size: int) -> list[DataFile]:
+        """Spark writes the rows (`size` bytes of source data: see `sized`) under `data/<batch id>/`:
+        a folder per attempt, so a crashed attempt leaves orphans that no commit references (see
+        `vacuum`)."""
         folder = f"data/{batch_id}"
+        df = sized(df, size, self.file_bytes, self.partition_by)
         df.write.mode("append").partitionBy(*self.partition_by).parquet(f"{self.spark_uri}/{folder}")
         return data_files(self.fs, self.root, folder, self.partition_by)
 
@@ -224,7 +227,8 @@ class DeltaTarget:
         self._check_start(start, dt)
         counts, removes, files = self._without(dt, objs, batch_id) if objs else ({}, [], [])
         outcomes = tc.removal_outcomes(objs, change.decided, counts)
-        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE) | {
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE,
+                            previous=self._checkpoint(dt).watermark) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
         return Staged(self, outcomes, files, start, end, batch_id, removal=(dt, removes), meta=meta)
 
@@ -236,7 +240,10 @@ class DeltaTarget:
             raise TerminalError("removing rows needs Spark (the loader passes its session)")
         spark = self._spark()
         actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
-        df = removal_frame(spark, self.spark_uri, actions, self.partition_by, self.schema())
+        # dt's own schema, not self.schema(): that refreshes the shared DeltaTable in place, and a
+        # compaction committed meanwhile would then go unnoticed by this removal's commit
+        schema = pa.schema(dt.schema().to_arrow())
+        df = removal_frame(spark, self.spark_uri, actions, self.partition_by, schema)
         if df is None:
             return {}, [], []
         hit = df.where(tc.keys_sql(objs))
@@ -256,14 +263,14 @@ class DeltaTarget:
         if len(removes) != len(paths):  # rewriting without removing would duplicate the kept rows
             raise TerminalError(f"{self.uri}: {len(paths)} files hold rows to delete but "
                                 f"{len(removes)} of them match the log's paths (first: {min(paths)})")
-        kept = sized(keep, sum(r.size for r in removes if r.size), self.file_bytes, self.partition_by)
-        return counts, removes, self._write(kept, batch_id)
+        return counts, removes, self._write(keep, batch_id, sum(r.size or 0 for r in removes))
 
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:
         """A commit without files that moves `txn` and says why (a reset, or a first run's start)."""
         dt = self._ensure(self._fallback_schema())
-        return self._commit(dt, [], to, tc.position_meta(self.app_id, start, to, reason, operation))
+        return self._commit(dt, [], to, tc.position_meta(self.app_id, start, to, reason, operation,
+                                                         previous=self._checkpoint(dt).watermark))
 
     def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
         dt = self.table()
@@ -287,6 +294,13 @@ class DeltaTarget:
 
     def release(self) -> None:
         """Nothing is held between batches: a staged batch is files no commit references."""
+
+    def compact(self, target_file_bytes: int, retention_hours: float, dry_run: bool) -> Compaction:
+        """Each partition's small files rewritten into files of about `target_file_bytes`, in a
+        dataChange=false commit (see `maintain.compact_table`); the replaced files stay for time
+        travel until `vacuum` (`retention_hours` is vacuum's: a compaction deletes nothing)."""
+        return compact_table(self.table, self.fs, self.root, self.uri, self.app_id, target_file_bytes,
+                             dry_run)
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Files the log does not reference (a crashed or losing batch's folder, removed files),

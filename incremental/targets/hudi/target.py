@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +26,7 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import Load, Removal
+from lakeinlet.incremental.ports import Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.hudi.lease import Lease, held
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
@@ -136,8 +136,18 @@ class HudiTarget:
         return tc.checkpoint_from(found, self.app_id, found[0].version if found else -1)
 
     def writing(self) -> AbstractContextManager[None]:
-        """Hold the writer lease for a run (loads and resets): one writer per table."""
-        return held(self.lease, self.section.lease_wait_seconds)
+        """Hold the writer lease for a run (loads, resets, maintenance): one writer per table;
+        inside a run that holds it (a --continuous loader's maintenance), nothing more."""
+        return nullcontext() if self._held else self._holding()
+
+    @contextmanager
+    def _holding(self) -> Iterator[None]:
+        with held(self.lease, self.section.lease_wait_seconds):
+            self._held = True
+            try:
+                yield
+            finally:
+                self._held = False
 
     def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> Staged:
         """What the commit will write: the batch's rows (with the table's earlier rows of a
@@ -149,11 +159,13 @@ class HudiTarget:
         earlier = tc.replacing(outcomes, change.replace) if self.schema() is not None else []
         victims = self._victims(earlier) if earlier else None
         if victims is None:
-            meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
+            meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes,
+                                previous=tc.newest_watermark(self.commits, self.app_id))
             return Staged(outcomes, start, meta, batch.data, batch.schema, self._operation())
         rows, counts = victims
         outcomes = tc.replaced_outcomes(outcomes, counts)
-        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes,
+                            previous=tc.newest_watermark(self.commits, self.app_id))
         return Staged(outcomes, start, meta, self._with_deletions(batch.data, rows, batch_id), batch.schema,
                       "upsert", REPLACING)
 
@@ -211,7 +223,8 @@ class HudiTarget:
             counts = {(r[0], r[1]): int(r[2]) for r in
                       victims.groupBy("_source_bucket", "_source_key").count().collect()}
         outcomes = tc.removal_outcomes(change.objs, change.decided, counts)
-        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE,
+                            previous=tc.newest_watermark(self.commits, self.app_id))
         if not counts:  # nothing to delete: a commit that only moves the checkpoint
             return Staged(outcomes, start, meta, None, None, "insert")
         return Staged(outcomes, start, meta, victims, None, "delete")
@@ -220,8 +233,9 @@ class HudiTarget:
                         operation: str = RESET) -> int:
         """A commit without rows that moves the checkpoint (a reset, or a first run's start)."""
         self.lease.check()
-        return self._write(None, None, tc.position_meta(self.app_id, start, to, reason, operation),
-                           "insert")
+        return self._write(None, None, tc.position_meta(
+            self.app_id, start, to, reason, operation,
+            previous=tc.newest_watermark(self.commits, self.app_id)), "insert")
 
     def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
         """Loader commits after `target_version` in the active timeline.
@@ -231,7 +245,9 @@ class HudiTarget:
         """
         found = self.commits()
         behind = bool(found) and 0 <= target_version < found[-1].version
-        if behind and len(found) >= ARCHIVED_AFTER:
+        table = self.table()  # Hudi archives by commits and replacecommits (clustering) together
+        active = len(found) + len(table.get_timeline().get_completed_replacecommits() if table else [])
+        if behind and active >= ARCHIVED_AFTER:
             raise TerminalError(f"{self.uri}: the ledger stops at commit {target_version}, before Hudi's "
                                 f"active timeline (oldest {found[-1].version}); it cannot be repaired")
         return tc.batches_after(found, self.app_id, target_version)
@@ -281,6 +297,13 @@ class HudiTarget:
 
     def release(self) -> None:
         """Nothing is staged between batches (the lease is released by `writing`'s exit)."""
+
+    def compact(self, target_file_bytes: int, retention_hours: float, dry_run: bool) -> Compaction:
+        """Cluster small base files under the writer lease (`maintain.compact`); `retention_hours`
+        is left to Hudi's cleaner, which runs after every commit by the table's own policy."""
+        from lakeinlet.incremental.targets.hudi.maintain import compact
+
+        return compact(self, self._spark, target_file_bytes, dry_run)
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Nothing to do: the next Hudi writer rolls back a failed write and deletes its files."""

@@ -23,7 +23,7 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import Load, Removal
+from lakeinlet.incremental.ports import Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.iceberg.answers import (
     EXISTS,
@@ -116,7 +116,8 @@ class IcebergTarget:
             where = tc.keys_sql(change.objs)
             found = self._counts(base, where)
             outcomes = tc.removal_outcomes(change.objs, change.decided, found)
-            meta, data = tc.load_meta(self.app_id, batch_id, start, end, None, REMOVE), None
+            meta, data = tc.load_meta(self.app_id, batch_id, start, end, None, REMOVE, covers=outcomes,
+                                      previous=tc.newest_watermark(self.commits, self.app_id)), None
         else:
             base = self._base(change.batch.schema, start)
             outcomes, where, data = list(change.outcomes), None, change.batch.data
@@ -125,7 +126,8 @@ class IcebergTarget:
             if earlier := tc.replacing(outcomes, change.replace):
                 found = self._counts(base, tc.keys_sql(earlier))
                 outcomes, where = tc.replaced_outcomes(outcomes, found), tc.keys_sql(earlier)
-            meta = tc.load_meta(self.app_id, batch_id, start, end, None)
+            meta = tc.load_meta(self.app_id, batch_id, start, end, None, covers=outcomes,
+                                previous=tc.newest_watermark(self.commits, self.app_id))
         self.outcomes.put(batch_id, outcomes)
         self._append_to_branch(base, data, meta, where if found else None)
         return Staged(list(outcomes), meta)
@@ -154,7 +156,8 @@ class IcebergTarget:
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:
         """A snapshot without rows that moves the checkpoint (a reset, or a first run's start)."""
-        meta = tc.position_meta(self.app_id, start, to, reason, operation)
+        meta = tc.position_meta(self.app_id, start, to, reason, operation,
+                                previous=tc.newest_watermark(self.commits, self.app_id))
         self._append_to_branch(self._base(None, None), None, meta)
         return self._fast_forward(meta)
 
@@ -250,10 +253,11 @@ class IcebergTarget:
         with concurrency(self.uri):
             self.session().sql(f"CALL {self.catalog.name}.system.fast_forward('{name}', 'main', "
                                f"'{self.branch}')").collect()
-        head = self.commits(1)
-        if not head or any(head[0].meta.get(k) != v for k, v in meta.items()):
+        # Not just the head: a rewrite (`maintain`) or another loader may already sit on top of it.
+        ours = next((c for c in self.commits() if all(c.meta.get(k) == v for k, v in meta.items())), None)
+        if ours is None:
             raise TerminalError(f"{self.uri}: fast-forward returned but main does not hold this commit")
-        return head[0].version
+        return ours.version
 
     def rows(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The table's rows read by pyiceberg (no Spark)."""
@@ -287,6 +291,13 @@ class IcebergTarget:
             for ref in stale:
                 spark.sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {ref}")
         return [*files, *(f"branch {r}" for r in stale)]
+
+    def compact(self, target_file_bytes: int, retention_hours: float, dry_run: bool) -> Compaction:
+        """Iceberg's `rewrite_data_files`, then snapshot expiry that keeps what the checkpoint and
+        a ledger repair read (`maintain.py`)."""
+        from lakeinlet.incremental.targets.iceberg import maintain
+
+        return maintain.compact(self, target_file_bytes, retention_hours, dry_run, self._sleep)
 
     def release(self) -> None:
         """Drop this process's staging branch (what a crash leaves, `vacuum` drops)."""

@@ -1,0 +1,266 @@
+"""Delta compaction for `lakeinlet-load maintain`: each partition's small files rewritten, in order,
+into files of about the target size, swapped in by one commit with dataChange=false that a loader
+commit racing it cannot pass unnoticed (see `compact_table`)."""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from deltalake import DeltaTable
+from deltalake.exceptions import CommitFailedError
+from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
+
+from lakeinlet import logs
+from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.ports import Compaction
+from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.delta.files import DataFile, footer_stats, partition_values
+
+log = logging.getLogger("lakeinlet.loader")
+COMPACT = "compact"
+"""`lakeinlet.operation` of a compaction commit (no app id: not a loader commit, no checkpoint)."""
+ATTEMPTS = 4
+"""Commits tried before giving up when loader commits keep winning."""
+PAUSE = 2.0
+"""Seconds before the second attempt (then twice, three times as long)."""
+THREADS = 4
+FLUSH_BYTES = 64 * 1024 * 1024
+"""Rows buffered per row group: few large row groups, as Spark writes them, not one per source file."""
+DROPPED = "dropped {} rewritten runs whose files a loader commit removed meanwhile"
+
+
+@dataclass(frozen=True)
+class Live:
+    """A data file of the table as the log lists it, with its partition folders (`col=value/…`,
+    as Spark wrote and escaped them)."""
+
+    path: str
+    size: int
+    folder: str
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    sources: tuple[Live, ...]
+    file: DataFile
+
+
+def compact_table(latest: Callable[[], DeltaTable | None], fs: pafs.FileSystem, root: str, uri: str,
+                  app_id: str, target_bytes: int, dry_run: bool,
+                  sleep: Callable[[float], None] = time.sleep) -> Compaction:
+    """Rewrite runs of small files (each partition, in write order) into files of at most about
+    `target_bytes`, and commit the swap with dataChange=false: no row changes, readers of the
+    change feed and the loader's history see nothing new.
+
+    The commit repeats the loader's `txn` at its current value. delta-rs lets a data-changing
+    removal commit over a file a concurrent dataChange=false commit removed (the removed rows
+    would live on in the rewritten file); with the `txn` in both, delta-rs fails whichever
+    commits second (ConcurrentTransaction): a losing loader re-plans its batch; a losing
+    compaction keeps what it wrote, drops the runs whose files changed, and commits again.
+
+    Raises:
+        TerminalError: there is no table at `uri`.
+        CommitConflict: loader commits won `ATTEMPTS` times in a row (what it wrote is deleted;
+            a rewrite that fails half way leaves its files to `vacuum`).
+    """
+    dt = latest()
+    if dt is None:
+        raise TerminalError(f"{uri}: no Delta table there yet: nothing to compact")
+    partition_by = _columns(dt)
+    runs = plan(live_files(dt, partition_by), target_bytes)
+    if dry_run or not runs:
+        return _planned(dt, runs)
+    schema = pa.schema([f for f in pa.schema(dt.schema().to_arrow()) if f.name not in partition_by])
+    folder = f"data/compact-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
+    with ThreadPoolExecutor(THREADS) as pool:
+        done = list(pool.map(lambda run: Rewritten(tuple(run), rewrite(fs, root, run, schema, folder,
+                                                                        partition_by)), runs))
+    return _commit_until_won(latest, fs, root, uri, app_id, done, folder, sleep)
+
+
+def live_files(dt: DeltaTable, partition_by: Sequence[str]) -> list[Live]:
+    """The table's data files in write order, those in lakeinlet's layout only (a relative path
+    whose folders hold every partition value)."""
+    t = pa.table(dt.get_add_actions(flatten=True))
+    rows = zip(t.column("modification_time").to_pylist(), t.column("path").to_pylist(),
+               t.column("size_bytes").to_pylist(), strict=True)
+    out = []
+    for _, path, size in sorted(rows):
+        folder = _partition_folder(path, partition_by)
+        if folder is not None:
+            out.append(Live(path, int(size), folder))
+    return out
+
+
+def plan(files: Sequence[Live], target_bytes: int) -> list[list[Live]]:
+    """Runs of consecutive small files per partition, each at most `target_bytes` in all; a file
+    of the target size or more ends a run (row order is kept), a run of one file is left alone."""
+    runs: list[list[Live]] = []
+    by_folder: dict[str, list[Live]] = {}
+    for f in files:
+        by_folder.setdefault(f.folder, []).append(f)
+    for group in by_folder.values():
+        run: list[Live] = []
+        size = 0
+        for f in group:
+            if run and (f.size >= target_bytes or size + f.size > target_bytes):
+                runs.append(run)
+                run, size = [], 0
+            if f.size < target_bytes:
+                run.append(f)
+                size += f.size
+        runs.append(run)
+    return [r for r in runs if len(r) > 1]
+
+
+def rewrite(fs: pafs.FileSystem, root: str, run: Sequence[Live], schema: pa.Schema, folder: str,
+            partition_by: Sequence[str]) -> DataFile:
+    """One Parquet file with the rows of `run`, in order, under `folder` and the run's partition
+    folders, in the table's schema (columns a file lacks, added to the table later, are null)."""
+    rel = posixpath.join(folder, run[0].folder, f"part-{uuid.uuid4().hex}.c000.snappy.parquet")
+    if isinstance(fs, pafs.LocalFileSystem):  # object stores have no folders to make
+        fs.create_dir(posixpath.dirname(f"{root}/{rel}"), recursive=True)
+    with fs.open_output_stream(f"{root}/{rel}") as sink, \
+            pq.ParquetWriter(sink, schema, compression="snappy") as writer:
+        buffered: list[pa.RecordBatch] = []
+        for f in run:
+            with fs.open_input_file(f"{root}/{f.path}") as source:
+                for batch in pq.ParquetFile(source).iter_batches():
+                    buffered.append(conform(batch, schema))
+                    if sum(b.nbytes for b in buffered) >= FLUSH_BYTES:
+                        _flush(writer, buffered, schema)
+        _flush(writer, buffered, schema)
+    info = fs.get_file_info(f"{root}/{rel}")
+    mtime = int(info.mtime.timestamp() * 1000) if info.mtime else int(time.time() * 1000)
+    return DataFile(rel, int(info.size or 0), partition_values(rel, list(partition_by)), mtime,
+                    footer_stats(fs, f"{root}/{rel}"))
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """`batch` in `schema`: its columns cast where types differ, missing ones null."""
+    cols = []
+    for field in schema:
+        i = batch.schema.get_field_index(field.name)
+        col = batch.column(i) if i >= 0 else pa.nulls(batch.num_rows, field.type)
+        cols.append(col if col.type == field.type else col.cast(field.type))
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def _flush(writer: pq.ParquetWriter, buffered: list[pa.RecordBatch], schema: pa.Schema) -> None:
+    if buffered:
+        table = pa.Table.from_batches(buffered, schema)
+        writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        buffered.clear()
+
+
+def _commit_until_won(latest: Callable[[], DeltaTable | None], fs: pafs.FileSystem, root: str, uri: str,
+                      app_id: str, done: list[Rewritten], folder: str,
+                      sleep: Callable[[float], None]) -> Compaction:
+    """Commit the rewritten runs whose files are all still live, against the newest version;
+    after a lost race, pause and try again (a commit, not the rewrite)."""
+    dropped = 0
+    for attempt in range(1, ATTEMPTS + 1):
+        dt = latest()
+        assert dt is not None  # a table is never dropped by lakeinlet
+        kept = _still_live(dt, fs, root, done)
+        _discard(fs, root, [r for r in done if r not in kept])
+        dropped, done = dropped + len(done) - len(kept), kept
+        if not done:
+            return _nothing(dt, DROPPED.format(dropped))
+        try:
+            return _commit(dt, app_id, done, folder, dropped)
+        except CommitFailedError as exc:
+            logs.event(log, "compaction lost a commit race", level=logging.WARNING, table=uri,
+                       attempt=attempt, error=str(exc)[:300])
+            if attempt == ATTEMPTS:
+                _discard(fs, root, done)
+                raise CommitConflict(f"compaction of {uri} lost {ATTEMPTS} commit races to loader "
+                                     "commits in a row: nothing changed; run it again") from exc
+            sleep(PAUSE * attempt)
+    raise AssertionError("unreachable")
+
+
+def _commit(dt: DeltaTable, app_id: str, done: list[Rewritten], folder: str, dropped: int) -> Compaction:
+    live = _usage(dt)
+    now = int(time.time() * 1000)
+    sources = [f for r in done for f in r.sources]
+    actions: list[AddAction | RemoveAction] = [
+        RemoveAction(f.path, False, now, f.size, partition_values(f.path, _columns(dt))) for f in sources]
+    actions += [AddAction(r.file.path, r.file.size, r.file.partition_values, r.file.modification_time,
+                          False, r.file.stats) for r in done]
+    txn = dt.transaction_version(app_id)  # None: no loader commit yet, so none to race with
+    meta = {"operation": COMPACT, "folder": folder, "rewritten": str(len(sources)), "written": str(len(done))}
+    props = CommitProperties(app_transactions=None if txn is None else [Transaction(app_id, int(txn))],
+                             custom_metadata=tc.prefixed(meta))
+    dt.create_write_transaction(actions, mode="append", schema=pa.schema(dt.schema().to_arrow()),
+                                partition_by=_columns(dt) or None, commit_properties=props)
+    removed, added = sum(f.size for f in sources), sum(r.file.size for r in done)
+    detail = f"{len(done)} files written under {folder}/; the replaced files stay until `vacuum`"
+    return Compaction(live[0], live[1], live[0] - len(sources) + len(done), live[1] - removed + added,
+                      len(sources), _version_of(dt, folder),
+                      detail + ("; " + DROPPED.format(dropped) if dropped else ""))
+
+
+def _version_of(dt: DeltaTable, folder: str) -> int:
+    """The version of the compaction commit that wrote `folder` (a loader may have committed since)."""
+    dt.update_incremental()
+    for limit in (4, 64, None):
+        for h in dt.history(limit):
+            if tc.unprefixed(h).get("folder") == folder:
+                return int(h["version"])
+    raise AssertionError(f"the compaction commit of {folder} is not in the table's history")
+
+
+def _still_live(dt: DeltaTable, fs: pafs.FileSystem, root: str, done: list[Rewritten]) -> list[Rewritten]:
+    """The runs whose sources are all still in the table and whose new file is still on storage
+    (a `vacuum` with a retention shorter than the rewrite would have deleted it)."""
+    live = set(pa.table(dt.get_add_actions(flatten=True)).column("path").to_pylist())
+    there = {i.path for i in fs.get_file_info([f"{root}/{r.file.path}" for r in done])
+             if i.type == pafs.FileType.File}
+    return [r for r in done if f"{root}/{r.file.path}" in there and all(f.path in live for f in r.sources)]
+
+
+def _discard(fs: pafs.FileSystem, root: str, done: Sequence[Rewritten]) -> None:
+    for r in done:
+        with suppress(OSError):
+            fs.delete_file(f"{root}/{r.file.path}")
+
+
+def _planned(dt: DeltaTable, runs: list[list[Live]]) -> Compaction:
+    """A dry run's (or an idle run's) answer: files after is one per run, bytes are the same."""
+    files, size = _usage(dt)
+    rewritten = sum(len(r) for r in runs)
+    return Compaction(files, size, files - rewritten + len(runs), size, rewritten, None,
+                      f"{len(runs)} runs of small files" if runs else "no partition holds two small files")
+
+
+def _nothing(dt: DeltaTable, detail: str) -> Compaction:
+    files, size = _usage(dt)
+    return Compaction(files, size, files, size, 0, None, detail)
+
+
+def _usage(dt: DeltaTable) -> tuple[int, int]:
+    sizes = pa.table(dt.get_add_actions(flatten=True)).column("size_bytes").to_pylist()
+    return len(sizes), sum(int(s) for s in sizes)
+
+
+def _columns(dt: DeltaTable) -> list[str]:
+    return list(dt.metadata().partition_columns)
+
+
+def _partition_folder(path: str, partition_by: Sequence[str]) -> str | None:
+    """`col=value/…` of a file's partition (None: not lakeinlet's layout, left alone)."""
+    if "://" in path:
+        return None
+    parts = [p for p in posixpath.dirname(path).split("/") if "=" in p and p.split("=", 1)[0] in partition_by]
+    return "/".join(parts) if len(parts) == len(partition_by) else None
