@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from lakeinlet.events import NULL_VERSION
+from lakeinlet.events import NULL_VERSION, REMOVALS
 
 CHECKPOINT_FORMAT = 1
 LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE = "loaded", "missing", "corrupt", "filtered", "too_large"
@@ -52,12 +52,38 @@ class Position:
 
 
 @dataclass(frozen=True)
+class Watermark:
+    """How fresh a target is, as each of the loader's commits records it: the newest S3 event time
+    among every object its commits planned so far (None: none yet), and the changelog version its
+    checkpoint covers (every version <= it consumed; -1: none)."""
+
+    event_time: datetime | None
+    changelog_version: int
+
+    def to_meta(self) -> dict[str, str]:
+        meta = {"changelog_version": str(self.changelog_version)}
+        if self.event_time is not None:
+            meta["newest_event_time"] = self.event_time.isoformat()
+        return meta
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, str]) -> Watermark | None:
+        """The watermark of commit metadata (None: a commit written before lakeinlet recorded one)."""
+        if "changelog_version" not in meta:
+            return None
+        text = meta.get("newest_event_time")
+        return cls(datetime.fromisoformat(text) if text else None, int(meta["changelog_version"]))
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """The loader's checkpoint as read from the target table (None position: never loaded)."""
 
     position: Position | None
     target_version: int
     committed_at: datetime | None = None
+    watermark: Watermark | None = None
+    """The newest watermark the loader's commits carry (None: none records one)."""
 
 
 LOAD, REMOVE, RESET, START = "load", "remove", "checkpoint-reset", "checkpoint-start"
@@ -91,6 +117,10 @@ class TargetCommit:
         text = self.meta.get("start")
         return Position.from_json(text) if text else None
 
+    @property
+    def watermark(self) -> Watermark | None:
+        return Watermark.from_meta(self.meta)
+
     def is_ours(self, app_id: str) -> bool:
         return self.meta.get("app_id") == app_id and self.operation in CHECKPOINTING
 
@@ -114,7 +144,8 @@ class ChangeRow:
 
     @property
     def is_removed(self) -> bool:
-        return self.event_name.startswith("ObjectRemoved")
+        """An `ObjectRemoved` or `LifecycleExpiration` event (a lifecycle rule's deletion)."""
+        return self.event_name.startswith(REMOVALS)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from lakeinlet.changelog.reader import CommitInfo, DeltaChangelog
 from lakeinlet.errors import TerminalError
-from lakeinlet.incremental.model import RESET, Checkpoint, Position
+from lakeinlet.incremental.model import RESET, Checkpoint, Position, Watermark
 from lakeinlet.incremental.ports import Target
 from lakeinlet.incremental.targets.commits import newest_reset
 
@@ -23,20 +23,50 @@ class CheckpointView:
     lag_versions: int
     lag_events: int
     lag_seconds: float
+    freshness_seconds: float | None = None
+    """Now − the newest event time the target's commits record (None: none records one)."""
+
+    @property
+    def watermark(self) -> Watermark | None:
+        return self.checkpoint.watermark
 
     def lines(self) -> list[str]:
         pos = self.checkpoint.position
         out = [f"checkpoint: {'none (never loaded)' if pos is None else pos} "
                f"(target version {self.checkpoint.target_version})",
                f"changelog head: {self.head}",
-               f"lag: {self.lag_versions} versions, {self.lag_events} events, {self.lag_seconds:.0f} s"]
+               f"lag: {self.lag_versions} versions, {self.lag_events} events, {self.lag_seconds:.0f} s",
+               self.freshness_line()]
         out += [f"  version {c.version}  {c.timestamp.isoformat(timespec='seconds')}  {c.rows} events"
                 for c in self.pending]
         return out
 
+    def freshness_line(self) -> str:
+        """How old the newest event loaded into the table is (caught up or not: with nothing
+        pending, the age still says how long ago the newest event that reached the table happened)."""
+        w = self.watermark
+        if w is None:
+            return "freshness: unknown (no commit of this loader records it yet: its next batch will)"
+        version = (f"changelog version {w.changelog_version}" if w.changelog_version >= 0
+                   else "no changelog version yet")
+        if w.event_time is None or self.freshness_seconds is None:
+            return f"freshness: unknown (no event loaded yet, {version})"
+        caught_up = "; caught up, nothing pending" if self.lag_versions == 0 else ""
+        return (f"freshness: {age(self.freshness_seconds)} (newest event loaded "
+                f"{w.event_time.isoformat(timespec='seconds')}, {version}){caught_up}")
+
+
+def age(seconds: float) -> str:
+    """A duration as people read it: `42 s`, `3 min 5 s`, `2 h 10 min`, `4 d 3 h`."""
+    s = max(int(seconds), 0)
+    for unit, size, sub, sub_size in (("d", 86400, "h", 3600), ("h", 3600, "min", 60), ("min", 60, "s", 1)):
+        if s >= size:
+            return f"{s // size} {unit} {s % size // sub_size} {sub}"
+    return f"{s} s"
+
 
 def show(target: Target, changelog: DeltaChangelog, now: datetime | None = None) -> CheckpointView:
-    """The checkpoint, the changelog versions after it (time, events) and the lag."""
+    """The checkpoint, the changelog versions after it (time, events), the lag and the freshness."""
     cp = target.checkpoint()
     pos = cp.position or Position(-1)
     head = changelog.head_version()
@@ -44,7 +74,9 @@ def show(target: Target, changelog: DeltaChangelog, now: datetime | None = None)
     events = sum(c.rows for c in pending) - pos.offset
     now = now or datetime.now(UTC)
     lag_s = (now - pending[0].timestamp).total_seconds() if pending else 0.0
-    return CheckpointView(cp, head, pending, max(head - pos.complete, 0), max(events, 0), lag_s)
+    newest = cp.watermark.event_time if cp.watermark else None
+    fresh = (now - newest).total_seconds() if newest else None
+    return CheckpointView(cp, head, pending, max(head - pos.complete, 0), max(events, 0), lag_s, fresh)
 
 
 @dataclass(frozen=True)

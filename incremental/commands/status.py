@@ -1,6 +1,8 @@
-"""`status`: one screen with queue and DLQ depth, changelog head, checkpoint and lag."""
+"""`status`: one screen with queue and DLQ depth, changelog head, checkpoint, lag and freshness."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from lakeinlet.aws import client
 from lakeinlet.incremental.commands import checkpoint as ck
@@ -8,9 +10,10 @@ from lakeinlet.incremental.wiring import Parts
 from lakeinlet.queues import queue_url_of, read_depths
 
 
-def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None) -> list[str]:
+def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None,
+                 now: datetime | None = None) -> list[str]:
     """The status screen as lines (queues only when a URL is given; the DLQ is found from the
-    queue's RedrivePolicy when --dlq-url is not given)."""
+    queue's RedrivePolicy when --dlq-url is not given); lag and freshness are measured at `now`."""
     lines = []
     if queue_url or dlq_url:
         sqs = client("sqs", parts.config.aws)
@@ -20,9 +23,10 @@ def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None) -> li
             dlq_url = dlq_url or (queue_url_of(sqs, depths.dlq_arn) if depths.dlq_arn else None)
         dlq = read_depths(sqs, dlq_url).line() if dlq_url else "none (no RedrivePolicy)"
         lines.append(f"dlq:   {dlq}")
-    view = ck.show(parts.target, parts.changelog)
+    view = ck.show(parts.target, parts.changelog, now)
     head = view.pending[-1].timestamp.isoformat(timespec="seconds") if view.pending else "-"
     lines += [f"changelog: {parts.changelog.uri} head version {view.head} (newest pending commit {head})",
-              f"target:    {parts.target.uri}", *view.lines()[0:1], *view.lines()[2:3]]
+              f"target:    {parts.target.uri}", *view.lines()[0:1], *view.lines()[2:3],
+              view.freshness_line()]
     catalog = parts.catalog_line()
     return lines + ([catalog] if catalog else [])

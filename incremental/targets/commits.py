@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from lakeinlet.incremental.model import (
     LOAD,
@@ -19,26 +20,53 @@ from lakeinlet.incremental.model import (
     PlannedObject,
     Position,
     TargetCommit,
+    Watermark,
 )
 
 META = "lakeinlet."
 
 
 def load_meta(app_id: str, batch_id: str, start: Position, end: Position,
-              outcomes: Sequence[Outcome] | None, operation: str = LOAD) -> dict[str, str]:
-    """Metadata of a load/remove commit (`outcomes` None: the adapter keeps them elsewhere)."""
+              outcomes: Sequence[Outcome] | None, operation: str = LOAD, *,
+              covers: Sequence[Outcome] | None = None, previous: Watermark | None = None) -> dict[str, str]:
+    """Metadata of a load/remove commit, with its watermark (see `watermark`).
+
+    Args:
+        outcomes: recorded in the commit; None: the adapter keeps them elsewhere, and passes them
+            as `covers` for the watermark.
+        previous: the watermark of the loader's newest commit (`newest_watermark`).
+    """
     meta = {"operation": operation, "app_id": app_id, "batch": batch_id,
             "start": start.to_json(), "position": end.to_json()}
     if outcomes is not None:
         meta["outcomes"] = outcomes_json(outcomes)
-    return meta
+    planned = outcomes if covers is None else covers
+    return meta | watermark(planned or (), end, previous).to_meta()
 
 
 def position_meta(app_id: str, start: Position | None, to: Position, reason: str,
-                  operation: str = RESET) -> dict[str, str]:
-    """Metadata of a checkpoint-only commit (a reset, or the recorded first-run start)."""
-    return {"operation": operation, "app_id": app_id, "start": (start or Position(-1)).to_json(),
+                  operation: str = RESET, *, previous: Watermark | None = None) -> dict[str, str]:
+    """Metadata of a checkpoint-only commit (a reset, or the recorded first-run start). It keeps
+    `previous`'s event time: the rows loaded before a reset are still in the table, so the table
+    is as fresh as before; only the changelog version follows the checkpoint."""
+    meta = {"operation": operation, "app_id": app_id, "start": (start or Position(-1)).to_json(),
             "position": to.to_json(), "reason": reason}
+    return meta | watermark((), to, previous).to_meta()
+
+
+def watermark(outcomes: Sequence[Outcome], end: Position, previous: Watermark | None) -> Watermark:
+    """The newest event time of `previous` and of every object the batch planned (decided ones
+    too: the commit covers them), and the changelog version `end` covers. A running maximum: a
+    batch of older events (a backfill, a reset that re-reads, S3's unordered delivery) never makes
+    the table look staler than the rows it already holds."""
+    times = [_utc(o.obj.event_time) for o in outcomes]
+    if previous is not None and previous.event_time is not None:
+        times.append(previous.event_time)
+    return Watermark(max(times, default=None), end.complete)
+
+
+def _utc(when: datetime) -> datetime:
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def prefixed(meta: dict[str, str]) -> dict[str, str]:
@@ -93,11 +121,27 @@ def outcomes_from(text: str) -> list[Outcome]:
 
 
 def checkpoint_from(commits: Iterable[TargetCommit], app_id: str, version: int) -> Checkpoint:
-    """The position of the newest of `commits` (newest first) that is ours and carries one."""
-    for c in commits:
-        if c.is_ours(app_id) and c.position is not None:
-            return Checkpoint(c.position, version, c.timestamp)
-    return Checkpoint(None, version)
+    """The position of the newest of `commits` (newest first) that is ours and carries one, with
+    the newest watermark among them (commits of others, and without lakeinlet metadata, such as
+    compactions, are skipped)."""
+    ours = [c for c in commits if c.is_ours(app_id)]
+    at = next((c for c in ours if c.position is not None), None)
+    if at is None:
+        return Checkpoint(None, version)
+    return Checkpoint(at.position, version, at.timestamp, watermark_from(ours, app_id))
+
+
+def watermark_from(commits: Iterable[TargetCommit], app_id: str) -> Watermark | None:
+    """The watermark of the newest of `commits` (newest first) that is ours and carries one."""
+    return next((w for c in commits if c.is_ours(app_id) and (w := c.watermark) is not None), None)
+
+
+def newest_watermark(commits: Callable[[int | None], Sequence[TargetCommit]],
+                     app_id: str) -> Watermark | None:
+    """`watermark_from` the target's commits (its `commits(limit)`): the table's newest commit is
+    nearly always the loader's own, so it is read alone first."""
+    found = watermark_from(commits(1), app_id)
+    return found if found is not None else watermark_from(commits(None), app_id)
 
 
 def batches_after(commits: Iterable[TargetCommit], app_id: str, target_version: int,

@@ -26,10 +26,12 @@ from lakeinlet.observe.targets import (
     batches_from_commits,
     counts_from_rows,
     duplicates,
+    freshness_frame,
     load_batches_frame,
     local_catalog,
     open_target,
     routes_frame,
+    status_row,
     table_counts,
     target_flags,
     target_frame,
@@ -40,10 +42,10 @@ from lakeinlet.storage import delta_uri
 __all__ = [
     "BATCH_COLUMNS", "batches_from_commits", "changelog_commits_frame", "changelog_rows",
     "commits_from_infos", "counts_from_rows", "dlq_from_messages", "dlq_messages", "duplicates",
-    "lag_frame", "lag_from", "lag_summary", "load_batches_frame", "local_catalog", "local_env",
-    "open_target", "plot_changelog_commits", "plot_lag", "plot_load_batches", "poison_reason",
-    "quarantined", "quarantined_from_ledger", "read_table", "routes_frame", "stop_spark", "table_counts",
-    "target_flags", "target_frame", "target_rows"]
+    "freshness_frame", "lag_frame", "lag_from", "lag_summary", "load_batches_frame", "local_catalog",
+    "local_env", "open_target", "plot_changelog_commits", "plot_lag", "plot_load_batches", "poison_reason",
+    "quarantined", "quarantined_from_ledger", "read_table", "routes_frame", "status_row", "stop_spark",
+    "table_counts", "target_flags", "target_frame", "target_rows"]
 
 
 def local_env(repo: Path | None = None) -> dict[str, str]:

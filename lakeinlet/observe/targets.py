@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -18,6 +18,9 @@ from lakeinlet.incremental.ports import Target
 from lakeinlet.incremental.settings import LoaderConfig, TablesSection
 from lakeinlet.incremental.targets import build_target, local_settings
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
+
+if TYPE_CHECKING:
+    from lakeinlet.incremental.commands.checkpoint import CheckpointView
 
 DEFAULT_APP_ID = TablesSection().app_id
 TABLE_OPTIONS = ("ledger", "spark_scheme", "partition_by")
@@ -152,8 +155,8 @@ def _batch_row(c: TargetCommit, outcomes: Sequence[Outcome]) -> dict[str, Any]:
 
 
 def routes_frame(changelog_uri: str, routes_file: str, aws: AwsSection, **options: Any) -> pd.DataFrame:
-    """One row per route of a routes file: its table and format, checkpoint, the changelog head,
-    and how far behind it is (versions, events, seconds since the oldest pending commit).
+    """One row per route of a routes file: its table and format, and the columns of `status_row`
+    (checkpoint, lag, freshness).
     `options`: Iceberg catalog settings the routes do not set themselves (as for `open_target`)."""
     from lakeinlet.changelog.reader import DeltaChangelog
     from lakeinlet.incremental.commands.checkpoint import show
@@ -166,9 +169,32 @@ def routes_frame(changelog_uri: str, routes_file: str, aws: AwsSection, **option
     for route in routes_of(config):
         t = route.config.tables
         view = show(build_target(route.config, _no_spark).target, changelog)
-        position = view.checkpoint.position
-        rows.append({"route": route.name, "table": t.table, "format": t.target_format,
-                     "checkpoint": str(position) if position else None, "head": view.head,
-                     "lag_versions": view.lag_versions, "lag_events": view.lag_events,
-                     "lag_seconds": round(view.lag_seconds, 1)})
+        rows.append({"route": route.name, "table": t.table, "format": t.target_format, **status_row(view)})
     return pd.DataFrame(rows)
+
+
+def freshness_frame(table_uri: str, changelog_uri: str, aws: AwsSection, target_format: str = "delta",
+                    app_id: str | None = None, **options: Any) -> pd.DataFrame:
+    """One row for the table, as `lakeinlet-load status` sees it: its table and format, and the
+    columns of `status_row` (checkpoint, lag, freshness). `options`: as for `open_target`."""
+    from lakeinlet.changelog.reader import DeltaChangelog
+    from lakeinlet.incremental.commands.checkpoint import show
+
+    view = show(open_target(table_uri, aws, target_format, app_id, **options),
+                DeltaChangelog(changelog_uri, aws))
+    return pd.DataFrame([{"table": table_uri, "format": target_format, **status_row(view)}])
+
+
+def status_row(view: CheckpointView) -> dict[str, Any]:
+    """A table's checkpoint, the changelog head, how far behind it is (versions, events, seconds
+    since the oldest pending commit) and how fresh it is: `freshness_seconds` since
+    `newest_event_time`, the newest event time its commits record, and the changelog version
+    their checkpoint covers (None where no commit records them yet)."""
+    position, mark = view.checkpoint.position, view.watermark
+    fresh = view.freshness_seconds
+    return {"checkpoint": str(position) if position else None, "head": view.head,
+            "lag_versions": view.lag_versions, "lag_events": view.lag_events,
+            "lag_seconds": round(view.lag_seconds, 1),
+            "newest_event_time": pd.Timestamp(mark.event_time) if mark and mark.event_time else None,
+            "changelog_version": mark.changelog_version if mark else None,
+            "freshness_seconds": None if fresh is None else round(fresh, 1)}

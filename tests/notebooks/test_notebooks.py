@@ -183,11 +183,15 @@ def test_changelog_and_lag(run_notebook: Any) -> None:
     assert got["dlq"] == 1 and "not JSON" in got["dlq_reasons"][0]
     assert got["quarantined"] == ["corrupt"]
     assert got["routes_lag_events"] == {"orders": 2, "returns": 2}  # the returns' changelog commit
+    assert got["fresh"] == [3, True]  # the watermark: changelog version 3, the newest event loaded
+    assert got["routes_fresh"] == {"orders": True, "returns": False}  # no event reached returns first
     assert len(list(outputs(nb, "image"))) == 3, "expected the three figures"
     text = stdout(nb)
     assert "dlq:   1 visible" in text and "dlq_visible        1" in text
     assert "lag: 2 versions, 5 events" in text  # status before the last run
     assert "checkpoint: 3 (target version" in text and "lag: 0 versions, 0 events" in text
+    assert "changelog version 1)" in text and "version 1); caught up" not in text  # status, behind
+    assert "changelog version 3); caught up, nothing pending" in text
 
 
 @pytest.mark.timeout(1200)

@@ -15,7 +15,7 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.dev.samples import SCHEMA_DDL, make_files, make_rows
 from lakeinlet.events import ObjectEvent
 from lakeinlet.incremental.job import main
-from lakeinlet.incremental.model import Position
+from lakeinlet.incremental.model import Position, Watermark
 from tests.spark.loader_helpers import (
     ledger_rows,
     make_config,
@@ -62,6 +62,8 @@ def test_end_to_end_exactly_once_read_by_two_engines(spark: Any, aws: AwsSection
     loaded = sorted((r["key"], r["etag"], r["rows"]) for r in ledger_rows(p) if r["status"] == "loaded")
     assert loaded == sorted([(e.key, e.etag, 3) for e in events] + [(files[0].key, overwrite.etag, 2)])
     assert p.target.checkpoint().position == Position(3)
+    newest = p.target.commits(1)[0].watermark  # freshness: the newest event the loads covered
+    assert newest == Watermark(max(e.event_time for e in [*events, overwrite]), 3)
 
 
 def test_a_crash_at_every_step_then_a_rerun_loads_exactly_once(spark: Any, aws: AwsSection,

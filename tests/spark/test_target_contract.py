@@ -6,14 +6,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from lakeinlet.errors import CommitConflict
-from lakeinlet.incremental.model import LOADED, REMOVED, RESET, Outcome, PlannedObject, Position
+from lakeinlet.incremental.model import (
+    FILTERED,
+    LOADED,
+    REMOVED,
+    RESET,
+    Outcome,
+    PlannedObject,
+    Position,
+    Watermark,
+)
 from lakeinlet.incremental.ports import Load, ReadBatch, Removal, Target
 from tests.fakes import MemoryTarget
 
@@ -153,3 +162,23 @@ def test_a_position_commit_moves_the_checkpoint_only(subject: Subject) -> None:
     assert newest.operation == RESET and newest.meta["reason"] == "replay"
     assert [v for v, _, _ in subject.target.batches_after(-1)] == [
         c.version for c in subject.target.commits() if c.operation == "load"]
+
+
+def test_every_commit_records_the_newest_event_it_covers_and_it_never_goes_back(subject: Subject) -> None:
+    def at(o: PlannedObject, minutes: int) -> PlannedObject:
+        return replace(o, event_time=NOW + timedelta(minutes=minutes))
+
+    a, b, gone = at(obj("a"), 1), at(obj("b"), 0), at(obj("g"), 2)
+    decided = [Outcome(gone, FILTERED, "key outside --prefix")]
+    subject.target.publish(subject.target.stage(
+        Load(subject.batch([a]), [*loaded([a]), *decided]), Position(-1), Position(0), "b0"))
+    assert subject.target.checkpoint().watermark == Watermark(NOW + timedelta(minutes=2), 0)
+    publish_load(subject, [b], 0, 1)  # an older event, later in the changelog
+    assert subject.target.checkpoint().watermark == Watermark(NOW + timedelta(minutes=2), 1)
+    subject.target.publish(subject.target.stage(Removal([b], []), Position(1), Position(2), "rm-b"))
+    assert subject.target.checkpoint().watermark == Watermark(NOW + timedelta(minutes=2), 2)
+    subject.target.publish(subject.target.stage(Removal([at(a, 3)], []), Position(2), Position(3), "rm-a"))
+    assert subject.target.checkpoint().watermark == Watermark(NOW + timedelta(minutes=3), 3)
+    subject.target.commit_position(Position(3), Position(0), "replay", RESET)
+    assert subject.target.commits(1)[0].watermark == Watermark(NOW + timedelta(minutes=3), 0)
+    assert subject.target.checkpoint().watermark == Watermark(NOW + timedelta(minutes=3), 0)
