@@ -1,4 +1,5 @@
-"""`lakeinlet-load`: the incremental loader's command line (run, checkpoint, backfill, status).
+"""`lakeinlet-load`: the incremental loader's command line (run, checkpoint, backfill, status, cleanup,
+maintain).
 
 The same `main` serves the console script and `spark-submit incremental/__main__.py`.
 Exit codes: 0 ok, 2 configuration or terminal error, 1 unexpected error, 3 some routes failed
@@ -13,21 +14,24 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from lakeinlet import add_version_flag, logs
 from lakeinlet.config import add_arguments, resolve
-from lakeinlet.errors import ConfigError, TerminalError
+from lakeinlet.errors import CommitConflict, ConfigError, TerminalError
+from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.commands import backfill as bf
 from lakeinlet.incremental.commands import checkpoint as ck
+from lakeinlet.incremental.commands import maintain as mt
 from lakeinlet.incremental.commands.fanout import UNROUTED, Fanout, RouteRun
 from lakeinlet.incremental.commands.status import status_lines
 from lakeinlet.incremental.loader import BatchReport, Summary
 from lakeinlet.incremental.plan import Unrouted
 from lakeinlet.incremental.routes import Route, routes_of, selected, unrouted_config
 from lakeinlet.incremental.settings import LoaderConfig
-from lakeinlet.incremental.wiring import Parts, build, build_routes
+from lakeinlet.incremental.wiring import Parts, build, build_cleanup, build_routes
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
 from lakeinlet.spark import spark_line, under_spark_submit
@@ -86,14 +90,28 @@ def build_parser() -> argparse.ArgumentParser:
                      help="only files older than this; it must exceed the longest batch, whose "
                           "files are not committed yet (default: 168, minimum: 1)")
     vac.add_argument("--dry-run", action="store_true", help="list the files it would delete")
+    mnt = _sub(sub, "maintain", "rewrite the target's small files into files of about --target-file-mb "
+               "(Delta: a dataChange=false rewrite; Iceberg: rewrite_data_files, then snapshot expiry; "
+               "Hudi: clustering); safe beside a running loader", (*TABLES, "spark"))
+    mnt.add_argument("--retention-hours", type=float, default=mt.RETENTION_HOURS, metavar="H",
+                     help="history the format's own clean-up keeps (Iceberg's snapshot expiry, which "
+                          "never expires the snapshot holding the checkpoint); Delta's replaced files "
+                          f"stay until `vacuum` (default: {mt.RETENTION_HOURS:g}, minimum: 1)")
+    mnt.add_argument("--dry-run", action="store_true",
+                     help="count the files it would rewrite; change nothing")
+    clean = _sub(sub, "cleanup", "one pass of --after-load: archive or delete the source objects "
+                 "loaded at least --after-load-retention-hours ago, then print what it did", CLEANUP)
+    clean.add_argument("--dry-run", action="store_true", help="print what the pass would archive, "
+                       "delete or skip (it HEADs the objects), changing nothing")
     st = _sub(sub, "status", "queue/DLQ depth, changelog head, checkpoint, lag", TABLES)
     st.add_argument("--queue-url", help="event queue to report the depth of")
     st.add_argument("--dlq-url", help="dead-letter queue to report the depth of")
     return parser
 
 
-ALL = ("tables", "routes", "read", "plan", "run", "hudi", "iceberg", "spark", "aws", "log")
+ALL = ("tables", "routes", "read", "plan", "run", "cleanup", "hudi", "iceberg", "spark", "aws", "log")
 TABLES = ("tables", "routes", "hudi", "iceberg", "aws", "log")
+CLEANUP = ("tables", "routes", "plan", "cleanup", "aws", "log")
 COMMON = ("The other settings ({}) are accepted here too, as flags, LAKEINLET__<SECTION>__<KEY> "
           "environment variables or --config-file keys: `lakeinlet-load run --help` lists them.")
 
@@ -156,7 +174,9 @@ def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
     """Drains as the mode asks (once, until caught up, or continuously), until asked to stop."""
     cfg = parts.config
     loader = parts.loader()
+    clean = build_cleanup(parts)
     total, drains, failed = Summary(), 0, 0
+    periodic = mt.Every(cfg.run.maintain_every, functools.partial(mt.maintain, parts), cfg.tables.table or "")
     while not stop.requested:
         one = 1 if not (args.drain or args.continuous) else cfg.run.max_batches
         try:
@@ -177,12 +197,31 @@ def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
             continue
         failed = 0
         drains += 1
+        clean_sources(clean, stopped=lambda: stop.requested)
         if not args.continuous:
             break
         if cfg.run.backfill_every and drains % cfg.run.backfill_every == 0 and cfg.run.backfill_bucket:
             bf.backfill(parts.store(), parts.changelog, parts.ledger, cfg.run.backfill_bucket)
+        periodic.after(total.batches)
         stop.pause(cfg.run.interval_seconds)
     return total
+
+
+def clean_sources(clean: Cleanup | None, route: str | None = None,
+                  stopped: Callable[[], bool] = lambda: False) -> None:
+    """After a drain, with --after-load: one cleanup pass, logged; a failure is logged too (the
+    loads go on, and the next pass resumes where this one stopped)."""
+    if clean is None:
+        return
+    named: dict[str, Any] = {"route": route} if route else {}
+    try:
+        r = clean.run(stopped=stopped)
+    except Exception as exc:
+        logs.event(log, "cleanup failed", level=logging.WARNING, **named,
+                   error=f"{type(exc).__name__}: {exc}"[:500])
+        return
+    logs.event(log, "cleanup", **named, archived=r.done["archived"], deleted=r.done["deleted"],
+               skipped=sum(r.skipped.values()), waiting=r.waiting, left=r.left, failed=r.failed)
 
 
 def register(parts: Parts, route: str | None = None) -> None:
@@ -238,15 +277,18 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
     runs = [RouteRun(r.name, p.loader(), after_batch=functools.partial(register, p, r.name))
             for r, p in zip(routes, parts, strict=True)]
     runs.append(RouteRun(UNROUTED, collector))
+    cleans = [(r.name, build_cleanup(p)) for r, p in zip(routes, parts, strict=True)]
     fan = Fanout(runs, _progress, config.run.interval_seconds, MAX_PAUSE, config.run.max_batches,
                  threads=config.routes.route_threads)
     stop = Stop()
     try:
         with stop_on_signals(stop, "after the current batch"):
             if args.continuous:
-                fan.continuous(lambda: stop.requested, stop.pause, functools.partial(backfill_routes, parts))
+                after = functools.partial(after_route_drain, parts, cleans)
+                fan.continuous(lambda: stop.requested, stop.pause, maintaining(parts, routes, runs, after))
             else:
                 fan.drain(lambda: stop.requested, once=not args.drain)
+                clean_routes(cleans)
     finally:
         for p in [*parts, record]:
             p.close()
@@ -264,6 +306,33 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
         print("error: routes failed: " + ", ".join(r.name for r in fan.failed()), file=sys.stderr)
         return 3
     return 0
+
+
+def maintaining(parts: list[Parts], routes: list[Route], runs: list[RouteRun],
+                then: Callable[[int], None]) -> Callable[[int], None]:
+    """`then`, the hook run after each drain of the routes, followed by each route's compaction
+    once the route committed --maintain-every more batches."""
+    periodic = [(run, mt.Every(p.config.run.maintain_every, functools.partial(mt.maintain, p),
+                               p.config.tables.table or "", r.name))
+                for r, p, run in zip(routes, parts, runs, strict=False)]
+
+    def after(drains: int) -> None:
+        then(drains)
+        for run, every in periodic:
+            every.after(run.total.batches)
+
+    return after
+
+
+def after_route_drain(parts: list[Parts], cleans: list[tuple[str, Cleanup | None]], drains: int) -> None:
+    """After each drain of the routes: the periodic backfill, then each route's cleanup pass."""
+    backfill_routes(parts, drains)
+    clean_routes(cleans)
+
+
+def clean_routes(cleans: list[tuple[str, Cleanup | None]]) -> None:
+    for name, clean in cleans:
+        clean_sources(clean, name)
 
 
 def backfill_routes(parts: list[Parts], drains: int) -> None:
@@ -338,6 +407,36 @@ def cmd_vacuum(parts: Parts, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cleanup(parts: Parts, args: argparse.Namespace) -> int:
+    clean = build_cleanup(parts)
+    if clean is None:
+        raise TerminalError("cleanup: --after-load is off: give --after-load delete or archive:s3://BUCKET/"
+                            "PREFIX (flag, LAKEINLET__CLEANUP__AFTER_LOAD or --config-file)")
+    print("\n".join(clean.run(args.dry_run).lines()))
+    if args.dry_run:
+        print("dry run: nothing changed")
+    return 0
+
+
+def cmd_maintain(parts: Parts, args: argparse.Namespace) -> int:
+    """Compact the table; a table that does not exist, or a compaction that kept losing to loader
+    commits, is an error on this table (the other routes' tables are still compacted)."""
+    if args.retention_hours < 1:
+        raise TerminalError(f"--retention-hours {args.retention_hours}: at least 1 hour, so that "
+                            "the history a running query or loader still reads is kept")
+    try:
+        done = mt.maintain(parts, args.retention_hours, args.dry_run)
+    except (TerminalError, CommitConflict) as exc:
+        logs.event(log, "maintain failed", level=logging.ERROR, table=parts.target.uri, error=str(exc))
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    logs.event(log, "maintain", table=parts.target.uri, dry_run=args.dry_run, **mt.fields(done))
+    print(mt.line(parts.target.uri, done, args.dry_run))
+    if args.dry_run:
+        print("dry run: nothing changed")
+    return 0
+
+
 def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
     print("\n".join(status_lines(parts, args.queue_url, args.dlq_url)))
     return 0
@@ -351,7 +450,8 @@ def locations(config: LoaderConfig) -> dict[str, str]:
 
 
 COMMANDS = {"run": cmd_run, "checkpoint": cmd_checkpoint, "backfill": cmd_backfill, "vacuum": cmd_vacuum,
-            "status": cmd_status}
+            "status": cmd_status, "cleanup": cmd_cleanup,
+            "maintain": cmd_maintain}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -365,9 +465,10 @@ def main(argv: list[str] | None = None) -> int:
         configs = [c for _, c in named]
         for c in configs:
             check_locations(locations(c), config.aws)
-        if args.command == "run" and not under_spark_submit():
+        engines = sorted({c.tables.target_format for c in configs} - {"delta"})
+        if (args.command == "run" or (args.command == "maintain" and engines)) and not under_spark_submit():
             # a format this Spark line lacks stops the run here, not at its first batch
-            spark_line(sorted({c.tables.target_format for c in configs} - {"delta"}))
+            spark_line(engines)
         if every is not None and args.command == "run":
             return cmd_run_routes(config, every, args)
         code = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,6 +16,9 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.delta_io import LatestTable
 from lakeinlet.incremental.model import FINAL, LOADED, REMOVED, Outcome, PlannedObject
 from lakeinlet.storage import delta_uri, storage_options
+
+if TYPE_CHECKING:
+    from lakeinlet.incremental.cleanup import CleanupRecord
 
 _TS = pa.timestamp("us", tz="UTC")
 LEDGER_SCHEMA = pa.schema([
@@ -85,6 +89,18 @@ class DeltaLedger:
             newest[key] = max(mark, newest.get(key, mark))
         return {(o.bucket, o.key) for o in objs if not newest.get((o.bucket, o.key), (0, True))[1]}
 
+    def rows_after_version(self, target_version: int) -> list[dict[str, Any]]:
+        """The `loaded` and `removed` rows of target versions after `target_version` (what source
+        cleanup settles; the files of earlier versions are skipped by their statistics)."""
+        dt = self._table()
+        if dt is None:
+            return []
+        wanted = (pc.field("target_version") > target_version) & \
+            pc.field("status").isin(pa.array([LOADED, REMOVED]))
+        cols = ["bucket", "key", "identity", "etag", "version_id", "status", "bad_records",
+                "target_version", "loaded_at"]
+        return dt.to_pyarrow_dataset().to_table(columns=cols, filter=wanted).to_pylist()
+
     def last_target_version(self) -> int:
         dt = self._table()
         version = None if dt is None else dt.transaction_version(self.app_id)
@@ -115,3 +131,62 @@ def _rows(outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> pa
              "target_version": target_version, "batch_id": batch_id, "loaded_at": now}
             for o in outcomes]
     return pa.Table.from_pylist(rows, schema=LEDGER_SCHEMA)
+
+
+CLEANUP_SCHEMA = pa.schema([
+    ("bucket", pa.string()), ("key", pa.string()), ("identity", pa.string()), ("etag", pa.string()),
+    ("version_id", pa.string()), ("target_version", pa.int64()), ("action", pa.string()),
+    ("status", pa.string()), ("reason", pa.string()), ("destination", pa.string()),
+    ("pass_id", pa.string()), ("cleaned_at", _TS),
+])
+
+
+class DeltaCleanupLog:
+    """Source cleanup's record, a Delta table beside the ledger (`<ledger>_cleanup`): one row per
+    loaded object version archived, deleted or skipped for good (`target_version`: the ledger's,
+    of its load). Each append's `txn` version is the floor: the ledger target version through
+    which every loaded version is settled, so a pass reads only the ledger rows after it. The
+    ledger itself is never written: its `known`, `loaded_keys` and version stay the loader's."""
+
+    def __init__(self, uri: str, aws: AwsSection, app_id: str) -> None:
+        self.uri = delta_uri(uri)
+        self.app_id = app_id + ":cleanup"
+        self._options = storage_options(aws, self.uri)
+        self._latest = LatestTable(self.uri, self._options)
+
+    def floor(self) -> int:
+        dt = self._latest.get()
+        version = None if dt is None else dt.transaction_version(self.app_id)
+        return -1 if version is None else int(version)
+
+    def read(self) -> pa.Table:
+        dt = self._latest.get()
+        return CLEANUP_SCHEMA.empty_table() if dt is None else dt.to_pyarrow_dataset().to_table()
+
+    def settled(self, after_version: int) -> set[tuple[str, str, str]]:
+        """The (bucket, key, identity) of versions loaded after `after_version` that are recorded."""
+        dt = self._latest.get()
+        if dt is None:
+            return set()
+        found = dt.to_pyarrow_dataset().to_table(columns=["bucket", "key", "identity"],
+                                                 filter=pc.field("target_version") > after_version)
+        return {(r["bucket"], r["key"], r["identity"]) for r in found.to_pylist()}
+
+    def append(self, records: Sequence[CleanupRecord], floor: int, pass_id: str) -> None:
+        """One commit of `records` that moves the floor to `floor` (none when neither changes)."""
+        if not records and floor <= self.floor():
+            return
+        props = CommitProperties(app_transactions=[Transaction(self.app_id, max(floor, self.floor()))],
+                                 custom_metadata={"lakeinlet.cleanup_pass": pass_id})
+        dt = self._latest.current()
+        write_deltalake(dt if dt is not None else self.uri, _cleanup_rows(records, pass_id), mode="append",
+                        storage_options=None if dt is not None else self._options, commit_properties=props)
+
+
+def _cleanup_rows(records: Sequence[CleanupRecord], pass_id: str) -> pa.Table:
+    now = datetime.now(UTC)
+    rows = [{"bucket": r.obj.bucket, "key": r.obj.key, "identity": r.obj.identity, "etag": r.obj.etag,
+             "version_id": r.obj.version_id, "target_version": r.obj.target_version, "action": r.action,
+             "status": r.status, "reason": r.reason, "destination": r.destination, "pass_id": pass_id,
+             "cleaned_at": now} for r in records]
+    return pa.Table.from_pylist(rows, schema=CLEANUP_SCHEMA)

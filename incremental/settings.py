@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
+from lakeinlet.incremental.cleanup import AfterLoad
 from lakeinlet.incremental.registry import check_catalog
 from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
@@ -166,6 +167,58 @@ class RunSection:
         0, "With --continuous: run a backfill of --backfill-bucket every N drains (0: never).")
     backfill_bucket: str | None = setting(None, "Bucket the periodic backfill lists.")
     max_batches: int = setting(0, "Stop after this many batches (0: no limit).")
+    maintain_every: int = setting(
+        0, "With --continuous: compact the table's small files, as `lakeinlet-load maintain` does, "
+        "after every N committed batches (0: never). It runs between drains, so it never races "
+        "this loader's commits; a failed compaction is logged and loading goes on.", metavar="N")
+
+    def validate(self) -> list[str]:
+        return ([f"--maintain-every: expected at least 0, found {self.maintain_every}"]
+                if self.maintain_every < 0 else [])
+
+
+@dataclass(frozen=True)
+class CleanupSection:
+    """What becomes of source objects once loaded (like Auto Loader's cleanSource)."""
+
+    after_load: str = setting(
+        "off", "After each drain of `run` (and with `lakeinlet-load cleanup`): `delete` deletes, "
+        "`archive:s3://BUCKET/PREFIX` copies to `PREFIX<source bucket>/<source key>` then deletes, "
+        "the exact version loaded of each source object the ledger records `loaded` at least "
+        "--after-load-retention-hours ago; once each, recorded in `<ledger>_cleanup`. Never an "
+        "object filtered, set aside, missing, loaded with malformed records, or overwritten since "
+        "its load. Needs S3 permissions on the sources and the archive (README: \"Cleaning up "
+        "sources after load\").",
+        metavar="off|delete|archive:S3-URI")
+    after_load_retention_hours: float = setting(
+        24.0, "Only objects loaded at least this many hours ago are cleaned up (time to query or "
+        "reload them from the source).", metavar="H")
+    after_load_max_objects: int = setting(
+        1000, "Objects one cleanup pass handles at most (the rest wait for the next pass).")
+    after_load_threads: int = setting(8, "Objects cleaned up at the same time (parallel S3 calls).")
+
+    @property
+    def spec(self) -> AfterLoad:
+        return AfterLoad.parse(self.after_load)
+
+    def validate(self) -> list[str]:
+        problems = []
+        try:
+            AfterLoad.parse(self.after_load)
+        except ValueError as exc:
+            problems.append(str(exc))
+        if self.after_load_retention_hours < 0:
+            problems.append(f"--after-load-retention-hours: expected at least 0, found "
+                            f"{self.after_load_retention_hours}")
+        return problems + [f"--{n.replace('_', '-')}: expected at least 1, found {getattr(self, n)}"
+                           for n in ("after_load_max_objects", "after_load_threads") if getattr(self, n) < 1]
+
+    def conflicts(self, plan: PlanSection) -> list[str]:
+        """Settings that cannot go with a cleanup of the sources."""
+        if self.after_load == "off" or plan.on_delete != "remove-rows":
+            return []
+        return ["--after-load with --on-delete remove-rows: the cleanup's own deletes would arrive as "
+                "ObjectRemoved events and remove the rows just loaded"]
 
 
 @dataclass(frozen=True)
@@ -176,6 +229,7 @@ class LoaderConfig:
     read: ReadSection = field(default_factory=ReadSection)
     plan: PlanSection = field(default_factory=PlanSection)
     run: RunSection = field(default_factory=RunSection)
+    cleanup: CleanupSection = field(default_factory=CleanupSection)
     hudi: HudiSection = field(default_factory=HudiSection)
     iceberg: IcebergSection = field(default_factory=IcebergSection)
     spark: SparkSection = field(default_factory=SparkSection)
@@ -185,5 +239,5 @@ class LoaderConfig:
 
     def validate(self) -> list[str]:
         if self.tables.table or self.routes.enabled:
-            return []
+            return self.cleanup.conflicts(self.plan)
         return [missing("--table") + "; or give routes (--routes FILE or --route-def)"]

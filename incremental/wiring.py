@@ -9,13 +9,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.errors import ConfigError
 from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
-from lakeinlet.incremental.ledger import DeltaLedger
+from lakeinlet.incremental.cleanup import Cleanup
+from lakeinlet.incremental.ledger import DeltaCleanupLog, DeltaLedger
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
 from lakeinlet.incremental.plan import Caps, Filters
 from lakeinlet.incremental.quarantine import DeltaQuarantine
-from lakeinlet.incremental.routes import Route, session_needs
+from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
 
@@ -147,6 +149,32 @@ class Parts:
                                       routed=cfg.routes.enabled),
                       quarantine=self.quarantine,
                       on_missing_checkpoint=cfg.run.on_missing_checkpoint, hold=self.hold)
+
+
+def build_cleanup(parts: Parts) -> Cleanup | None:
+    """Source cleanup of this table's loaded objects (None with --after-load off).
+
+    Raises:
+        ConfigError: a setting of this table (or route) that cannot go with it.
+    """
+    cfg = parts.config
+    c = cfg.cleanup
+    if not c.spec.enabled:
+        return None
+    if problems := c.conflicts(cfg.plan):
+        raise ConfigError([f"table {cfg.tables.table}: {p}" for p in problems])
+    from lakeinlet.incremental.cleanup_store import S3SourceCleaner
+
+    p, t = cfg.plan, cfg.tables
+    routes = routes_of(cfg) if cfg.routes.enabled else []
+    every = [r.filters for r in routes] or [Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix)]
+    others = [(r.name, r.filters) for r in routes if r.config.tables.table != t.table]
+    record = DeltaCleanupLog(t.ledger_uri.rstrip("/") + "_cleanup", cfg.aws, t.app_id)
+    return Cleanup(c.spec, parts.ledger, record, S3SourceCleaner(cfg.aws, c.after_load_threads),
+                   c.after_load_retention_hours, c.after_load_max_objects,
+                   loads=lambda key: any(f.reject(key) is None for f in every),
+                   shared=lambda key: next((n for n, f in others if f.reject(key) is None), None),
+                   threads=c.after_load_threads)
 
 
 def start_session(cfg: LoaderConfig, needs: SparkNeeds) -> Any:

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
 
-from lakeinlet.errors import CommitConflict, TransientError
+from lakeinlet.errors import CommitConflict, TerminalError, TransientError
 from lakeinlet.events import ReceivedEvent
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.model import (
     FINAL,
+    LOAD,
     REMOVE,
     RESET,
     ChangeRow,
@@ -27,11 +28,12 @@ from lakeinlet.incremental.model import (
     TargetCommit,
 )
 from lakeinlet.incremental.plan import Caps, rows_from_records
-from lakeinlet.incremental.ports import Load, ObjectHead, ReadBatch, Removal
+from lakeinlet.incremental.ports import Compaction, Load, ObjectHead, ReadBatch, Removal
 from lakeinlet.incremental.targets.commits import (
     batches_after,
     checkpoint_from,
     load_meta,
+    newest_watermark,
     position_meta,
     removal_outcomes,
     replaced_outcomes,
@@ -226,12 +228,14 @@ class MemoryTarget:
         if isinstance(change, Removal):
             gone = {(o.bucket, o.key) for o in change.objs}
             outcomes = removal_outcomes(change.objs, change.decided, self._counts(gone))
-            meta = load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE)
+            meta = load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE,
+                             previous=newest_watermark(self.commits, self.app_id))
             return MemoryStaged(outcomes, start, meta, [], gone)
         earlier = {(o.bucket, o.key) for o in replacing(change.outcomes, change.replace)}
         outcomes = replaced_outcomes(change.outcomes, self._counts(earlier))
-        return MemoryStaged(outcomes, start, load_meta(self.app_id, batch_id, start, end, outcomes),
-                            list(change.batch.data or []), earlier)
+        meta = load_meta(self.app_id, batch_id, start, end, outcomes,
+                         previous=newest_watermark(self.commits, self.app_id))
+        return MemoryStaged(outcomes, start, meta, list(change.batch.data or []), earlier)
 
     def publish(self, staged: MemoryStaged) -> int:
         if (self.checkpoint().position or Position(-1)) != staged.start:
@@ -243,10 +247,28 @@ class MemoryTarget:
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:
         self.table = self.table if self.table is not None else []
-        return self._commit(position_meta(self.app_id, start, to, reason, operation))
+        return self._commit(position_meta(self.app_id, start, to, reason, operation,
+                                          previous=newest_watermark(self.commits, self.app_id)))
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         return []
+
+    def compact(self, target_file_bytes: int, retention_hours: float, dry_run: bool) -> Compaction:
+        """Each load since the last compaction is one small file; two or more merge into one, in
+        a commit that is not the loader's (no app id, no checkpoint)."""
+        if self.table is None:
+            raise TerminalError(f"{self.uri}: no table there yet: nothing to compact")
+        files, size = self._files(), 10 * len(self.table)
+        if files < 2 or dry_run:
+            return Compaction(files, size, min(files, 1), size, files if files > 1 else 0)
+        return Compaction(files, size, 1, size, files, self._commit({"operation": "compact"}), "in memory")
+
+    def _files(self) -> int:
+        files = 0
+        for c in self.history:
+            loads = c.is_ours(self.app_id) and c.operation == LOAD
+            files = 1 if c.operation == "compact" else files + loads
+        return files
 
     def release(self) -> None:
         pass

@@ -145,4 +145,46 @@ data "aws_iam_policy_document" "loader" {
       )
     }
   }
+
+  # --after-load (lakeinlet/incremental/cleanup.py): a conditional delete (If-Match, which also
+  # needs the s3:GetObject granted above) of each source object version loaded; to archive, a copy
+  # of that exact version first.
+  dynamic "statement" {
+    for_each = var.after_load != "off" ? [1] : []
+    content {
+      sid       = "CleanUpLoadedSources"
+      actions   = concat(["s3:DeleteObject"], local.archiving ? ["s3:GetObjectVersion"] : [])
+      resources = ["${local.bucket_arn}/${var.source_prefix}*"]
+    }
+  }
+
+  # Each copy is HEADed before it is made (a pass resumed after a crash does not copy twice): a
+  # HEAD of a missing key answers 403 instead of 404 without s3:ListBucket on the bucket. Copies
+  # over 5 GiB go in parts, which a failed copy aborts.
+  dynamic "statement" {
+    for_each = local.archiving ? [1] : []
+    content {
+      sid       = "WriteSourceArchive"
+      actions   = ["s3:PutObject", "s3:GetObject", "s3:AbortMultipartUpload"]
+      resources = ["arn:${local.partition}:s3:::${local.archive_bucket}/${local.archive_prefix}*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.archiving ? [1] : []
+    content {
+      sid       = "ListSourceArchive"
+      actions   = ["s3:ListBucket"]
+      resources = ["arn:${local.partition}:s3:::${local.archive_bucket}"]
+    }
+  }
+}
+
+# --after-load archive:s3://BUCKET/PREFIX → the archive's bucket and key prefix (PREFIX/ or "").
+locals {
+  archiving      = startswith(var.after_load, "archive:")
+  archive_path   = trimprefix(var.after_load, "archive:s3://")
+  archive_bucket = split("/", local.archive_path)[0]
+  archive_key    = trim(join("/", slice(split("/", local.archive_path), 1, length(split("/", local.archive_path)))), "/")
+  archive_prefix = local.archive_key == "" ? "" : "${local.archive_key}/"
 }

@@ -171,6 +171,17 @@ variable "glue_databases" {
   }
 }
 
+variable "after_load" {
+  description = "The loader's --after-load: \"off\", \"delete\" or \"archive:s3://BUCKET/PREFIX\". Other than off, loader_policy_json gains the statements the cleanup needs: deleting (and, to archive, copying exact versions of) the source objects under source_prefix, and writing and reading the archive prefix."
+  type        = string
+  default     = "off"
+
+  validation {
+    condition     = contains(["off", "delete"], var.after_load) || can(regex("^archive:s3://[a-z0-9][a-z0-9.-]+[a-z0-9](/.*)?$", var.after_load))
+    error_message = "after_load: expected off, delete or archive:s3://BUCKET/PREFIX, as lakeinlet-load --after-load takes it."
+  }
+}
+
 variable "tags" {
   description = "Tags for every resource that takes tags."
   type        = map(string)

@@ -90,6 +90,30 @@ def test_the_loader_may_register_tables_only_in_its_glue_databases(
     assert "glue:DeleteTable" not in statement["Action"] and "glue:UpdateTable" in statement["Action"]
 
 
+def test_the_loader_may_clean_up_sources_only_with_after_load(
+        terraform_bin: str, tf_mirror: Path, tf_moto: MotoServer, tmp_path: Path) -> None:
+    module = Terraform.prepare(terraform_bin, tf_mirror, tmp_path, tf_moto.endpoint, root=".")
+
+    def cleanup(variables: dict[str, str]) -> dict[str, dict[str, Any]]:
+        plan = module.plan_json(BUCKET | {"source_prefix": "incoming/"} | variables)
+        outputs = plan["planned_values"]["outputs"]
+        policy = json.loads(outputs["loader_policy_json"]["value"])
+        return {s["Sid"]: s for s in policy["Statement"]
+                if s.get("Sid") in ("CleanUpLoadedSources", "WriteSourceArchive", "ListSourceArchive")}
+
+    assert cleanup({}) == {}
+    [delete] = cleanup({"after_load": "delete"}).values()
+    assert (_list(delete["Action"]), _list(delete["Resource"])) == (
+        ["s3:DeleteObject"], ["arn:aws:s3:::tf-plan-landing/incoming/*"])
+    found = cleanup({"after_load": "archive:s3://vault/old/"})
+    assert sorted(_list(found["CleanUpLoadedSources"]["Action"])) == [
+        "s3:DeleteObject", "s3:GetObjectVersion"]
+    assert _list(found["WriteSourceArchive"]["Resource"]) == ["arn:aws:s3:::vault/old/*"]
+    assert _list(found["ListSourceArchive"]["Resource"]) == ["arn:aws:s3:::vault"]
+    with pytest.raises(TerraformError, match="after_load: expected off, delete or archive"):
+        module.run("plan", *[f"-var={k}={v}" for k, v in (BUCKET | {"after_load": "move"}).items()])
+
+
 def _list(value: Any) -> list[str]:
     return value if isinstance(value, list) else [value]
 

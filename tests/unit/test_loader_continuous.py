@@ -17,6 +17,7 @@ import pytest
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental import job
 from lakeinlet.incremental.loader import Summary
+from lakeinlet.incremental.settings import CleanupSection, TablesSection
 
 pytestmark = pytest.mark.unit
 
@@ -41,8 +42,10 @@ def run(loader: Drains, pauses: list[float], monkeypatch: pytest.MonkeyPatch, in
     """cmd_run over `loader`, noting the pauses it takes in `pauses`."""
     monkeypatch.setattr(job.time, "sleep", pauses.append)
     run_cfg = SimpleNamespace(max_batches=0, backfill_every=0, backfill_bucket=None,
-                              interval_seconds=interval)
-    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg), loader=lambda: loader, register=lambda: None)
+                              interval_seconds=interval, maintain_every=0)
+    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg, cleanup=CleanupSection(),
+                                                   tables=TablesSection()),
+                            loader=lambda: loader, register=lambda: None)
     job.cmd_run(parts, argparse.Namespace(drain=not continuous, continuous=continuous))  # type: ignore[arg-type]
 
 
@@ -95,7 +98,10 @@ def test_a_signal_during_a_pause_ends_it_at_once(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(job.time, "sleep", sleep)
     started = time.monotonic()
-    run_cfg = SimpleNamespace(max_batches=0, backfill_every=0, backfill_bucket=None, interval_seconds=30)
-    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg), loader=lambda: loader, register=lambda: None)
+    run_cfg = SimpleNamespace(max_batches=0, backfill_every=0, backfill_bucket=None, interval_seconds=30,
+                              maintain_every=0)
+    parts = SimpleNamespace(config=SimpleNamespace(run=run_cfg, cleanup=CleanupSection(),
+                                                   tables=TablesSection()),
+                            loader=lambda: loader, register=lambda: None)
     assert job.cmd_run(parts, argparse.Namespace(drain=False, continuous=True)) == 0  # type: ignore[arg-type]
     assert loader.calls == 1 and pauses == [30] and time.monotonic() - started < 4

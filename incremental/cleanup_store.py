@@ -1,0 +1,75 @@
+"""Adapter: source cleanup's S3 calls through boto3 (HEAD, a copy of one exact version, a delete
+conditional on the version's etag), S3 errors translated in one place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from boto3.s3.transfer import TransferConfig
+from botocore.exceptions import ClientError
+
+from lakeinlet.aws import AwsSection, client
+from lakeinlet.events import NULL_VERSION
+from lakeinlet.incremental.cleanup import CHANGED, DELETED, GONE, IDENTITY_META, Loaded, SourceHead
+from lakeinlet.incremental.objects import CHANGED as PRECONDITION_FAILED
+from lakeinlet.incremental.objects import NOT_FOUND, translate
+
+KEPT_HEADERS = ("ContentType", "ContentEncoding", "ContentDisposition", "ContentLanguage", "CacheControl")
+"""Headers of the source a copy with new metadata repeats (S3 would otherwise reset them)."""
+COPY = TransferConfig(multipart_threshold=5 * 1024**3, multipart_chunksize=512 * 1024**2)
+"""One CopyObject up to S3's 5 GiB limit; a larger object is copied in parts of this size."""
+
+
+class S3SourceCleaner:
+    """HEADs, archives and deletes source objects; never deletes a version other than the one given."""
+
+    def __init__(self, aws: AwsSection, threads: int = 8, s3: Any = None) -> None:
+        self.s3 = s3 or client("s3", aws, max_pool_connections=max(threads, 10))
+
+    def head(self, bucket: str, key: str) -> SourceHead | None:
+        try:
+            r = self.s3.head_object(Bucket=bucket, Key=key)
+        except ClientError as exc:
+            if _code(exc) in NOT_FOUND:
+                return None
+            raise translate(exc, f"HEAD s3://{bucket}/{key}") from exc
+        version = r.get("VersionId")
+        return SourceHead(str(r.get("ETag", "")).strip('"') or None,
+                          None if version in (None, NULL_VERSION) else str(version),
+                          int(r.get("ContentLength", 0)), dict(r.get("Metadata") or {}),
+                          {h: r[h] for h in KEPT_HEADERS if r.get(h)})
+
+    def copy(self, obj: Loaded, head: SourceHead, bucket: str, key: str) -> None:
+        """Copy the version `head` saw (by version id, else only while its etag is unchanged),
+        its metadata marked with the loaded identity, so a later pass knows the copy is done."""
+        source = {"Bucket": obj.bucket, "Key": obj.key}
+        extra: dict[str, Any] = {**head.headers, "MetadataDirective": "REPLACE",
+                                 "Metadata": {**head.metadata, IDENTITY_META: obj.identity}}
+        if head.version_id:
+            source["VersionId"] = head.version_id
+        elif head.etag:
+            extra["CopySourceIfMatch"] = f'"{head.etag}"'
+        try:
+            if head.size <= COPY.multipart_threshold:  # one request (the managed copy HEADs first)
+                self.s3.copy_object(CopySource=source, Bucket=bucket, Key=key, **extra)
+            else:
+                self.s3.copy(source, bucket, key, ExtraArgs=extra, Config=COPY)
+        except ClientError as exc:
+            raise translate(exc, f"COPY s3://{obj.bucket}/{obj.key} to s3://{bucket}/{key}") from exc
+
+    def delete(self, bucket: str, key: str, etag: str) -> str:
+        """Delete the current object only while its etag is `etag` (S3's conditional delete: on a
+        versioned bucket this adds a delete marker, the version stays as a noncurrent one)."""
+        try:
+            self.s3.delete_object(Bucket=bucket, Key=key, IfMatch=f'"{etag}"')
+        except ClientError as exc:
+            if _code(exc) in PRECONDITION_FAILED:
+                return CHANGED
+            if _code(exc) in NOT_FOUND:
+                return GONE
+            raise translate(exc, f"DELETE s3://{bucket}/{key}") from exc
+        return DELETED
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
