@@ -98,6 +98,7 @@ bench: install jars
 	$(BIN)/python bench/loader_large.py --quick
 	$(BIN)/python bench/lineage_rows.py --quick
 	$(BIN)/python bench/routes.py --quick
+	$(BIN)/python bench/compaction.py --quick
 
 # The loader against plain Spark per format on each Spark line, one after the other in one run.
 bench-lines: install jars $(STAMP4)
