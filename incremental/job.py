@@ -351,6 +351,14 @@ def backfill_routes(parts: list[Parts], drains: int) -> None:
                        error=f"{type(exc).__name__}: {exc}"[:500])
 
 
+def freshness_fields(view: ck.CheckpointView) -> dict[str, Any]:
+    """The watermark of `checkpoint show --json` (None where no commit records it yet)."""
+    mark = view.watermark
+    return {"newest_event_time": mark.event_time.isoformat() if mark and mark.event_time else None,
+            "changelog_version": mark.changelog_version if mark else None,
+            "freshness_seconds": view.freshness_seconds}
+
+
 def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
     if args.action == "show":
         view = ck.show(parts.target, parts.changelog)
@@ -360,7 +368,8 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
             route = {"route": args.route_name} if getattr(args, "route_name", "") else {}
             print(json.dumps({**route, "checkpoint": str(pos) if pos else None, **numbers, "head": view.head,
                               "lag_versions": view.lag_versions, "lag_events": view.lag_events,
-                              "lag_seconds": view.lag_seconds,
+                              "lag_bytes": view.lag_bytes, "lag_seconds": view.lag_seconds,
+                              **freshness_fields(view),
                               "pending": [{"version": c.version, "committed_at": c.timestamp.isoformat(),
                                            "events": c.rows} for c in view.pending]}))
         else:

@@ -27,6 +27,18 @@ class CheckpointView:
     """Now − the newest event time the target's commits record (None: none records one)."""
 
     @property
+    def lag_bytes(self) -> int | None:
+        """Bytes of the objects announced by the pending versions (whole versions: a version the
+        checkpoint is inside of counts in full); None when a pending commit does not record them."""
+        sizes = [c.bytes for c in self.pending]
+        return None if None in sizes else sum(s or 0 for s in sizes)
+
+    def lag_line(self) -> str:
+        size = self.lag_bytes
+        held = "" if not self.lag_events else (" (bytes unknown)" if size is None else f" ({mib(size)})")
+        return f"lag: {self.lag_versions} versions, {self.lag_events} events{held}, {self.lag_seconds:.0f} s"
+
+    @property
     def watermark(self) -> Watermark | None:
         return self.checkpoint.watermark
 
@@ -35,7 +47,7 @@ class CheckpointView:
         out = [f"checkpoint: {'none (never loaded)' if pos is None else pos} "
                f"(target version {self.checkpoint.target_version})",
                f"changelog head: {self.head}",
-               f"lag: {self.lag_versions} versions, {self.lag_events} events, {self.lag_seconds:.0f} s",
+               self.lag_line(),
                self.freshness_line()]
         out += [f"  version {c.version}  {c.timestamp.isoformat(timespec='seconds')}  {c.rows} events"
                 for c in self.pending]
@@ -54,6 +66,13 @@ class CheckpointView:
         caught_up = "; caught up, nothing pending" if self.lag_versions == 0 else ""
         return (f"freshness: {age(self.freshness_seconds)} (newest event loaded "
                 f"{w.event_time.isoformat(timespec='seconds')}, {version}){caught_up}")
+
+
+def mib(size: int) -> str:
+    """A byte count as people read it: `20 B`, `3.5 KiB`, `12.0 MiB`."""
+    if size < 1024:
+        return f"{size} B"
+    return f"{size / 1024 / 1024:.1f} MiB" if size >= 1024 * 1024 else f"{size / 1024:.1f} KiB"
 
 
 def age(seconds: float) -> str:

@@ -76,6 +76,13 @@ class CommitInfo:
     rows: int
     metadata: dict[str, str]
 
+    @property
+    def bytes(self) -> int | None:
+        """Bytes of the objects its events announce (None: a commit written before lakeinlet
+        recorded them, or by another writer)."""
+        text = self.metadata.get("bytes")
+        return int(text) if text and text.isdigit() else None
+
 
 class DeltaChangelog:
     """The changelog at `uri` (local path or s3://); created on first append."""
@@ -100,6 +107,7 @@ class DeltaChangelog:
         """
         if not rows:
             return self.head_version()
+        metadata = {"bytes": str(sum(r.event.size or 0 for r in rows))} | metadata  # the lag in bytes
         props = CommitProperties(custom_metadata={META_PREFIX + k: v for k, v in metadata.items()},
                                  max_commit_retries=COMMIT_RETRIES)
         data = changelog_table(rows)

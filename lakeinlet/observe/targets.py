@@ -186,15 +186,15 @@ def freshness_frame(table_uri: str, changelog_uri: str, aws: AwsSection, target_
 
 
 def status_row(view: CheckpointView) -> dict[str, Any]:
-    """A table's checkpoint, the changelog head, how far behind it is (versions, events, seconds
-    since the oldest pending commit) and how fresh it is: `freshness_seconds` since
+    """A table's checkpoint, the changelog head, how far behind it is (versions, events, the bytes
+    they announce, seconds since the oldest pending commit) and how fresh it is: `freshness_seconds` since
     `newest_event_time`, the newest event time its commits record, and the changelog version
     their checkpoint covers (None where no commit records them yet)."""
     position, mark = view.checkpoint.position, view.watermark
     fresh = view.freshness_seconds
     return {"checkpoint": str(position) if position else None, "head": view.head,
             "lag_versions": view.lag_versions, "lag_events": view.lag_events,
-            "lag_seconds": round(view.lag_seconds, 1),
+            "lag_bytes": view.lag_bytes, "lag_seconds": round(view.lag_seconds, 1),
             "newest_event_time": pd.Timestamp(mark.event_time) if mark and mark.event_time else None,
             "changelog_version": mark.changelog_version if mark else None,
             "freshness_seconds": None if fresh is None else round(fresh, 1)}

@@ -161,6 +161,7 @@ def test_status_states_freshness_beside_the_lag(tmp_path: Path) -> None:
     cl, at = changelog(tmp_path, 3), datetime(2026, 11, 26, 20, 1, 2, tzinfo=UTC)
     lines = status_lines(parts(loaded_target(tmp_path, 0, at), cl), None, None, at + timedelta(seconds=252))
     lag = next(i for i, line in enumerate(lines) if line.startswith("lag: 2 versions, 2 events"))
+    assert lines[lag].startswith("lag: 2 versions, 2 events (20 B), ")  # two 10-byte objects
     assert lines[lag + 1] == ("freshness: 4 min 12 s (newest event loaded 2026-11-26T20:01:02+00:00, "
                               "changelog version 0)")
 
@@ -189,7 +190,8 @@ def test_status_row_has_freshness_beside_lag() -> None:
     mark = Watermark(T0, 4)
     view = ck.CheckpointView(Checkpoint(Position(4), 9, T0, mark), 6, (), 2, 7, 30.04, 125.06)
     row = observe.status_row(view)
-    assert row == {"checkpoint": "4", "head": 6, "lag_versions": 2, "lag_events": 7, "lag_seconds": 30.0,
+    assert row == {"checkpoint": "4", "head": 6, "lag_versions": 2, "lag_events": 7, "lag_bytes": 0,
+                   "lag_seconds": 30.0,
                    "newest_event_time": T0, "changelog_version": 4, "freshness_seconds": 125.1}
     blank = observe.status_row(ck.CheckpointView(Checkpoint(None, -1), 0, (), 1, 1, 0.0))
     assert (blank["newest_event_time"], blank["changelog_version"], blank["freshness_seconds"]) == (
