@@ -107,8 +107,8 @@ class DeltaChangelog:
         """
         if not rows:
             return self.head_version()
-        metadata = {"bytes": str(sum(r.event.size or 0 for r in rows))} | metadata  # the lag in bytes
-        props = CommitProperties(custom_metadata={META_PREFIX + k: v for k, v in metadata.items()},
+        props = CommitProperties(custom_metadata={META_PREFIX + k: v for k, v in
+                                                  commit_metadata(rows, metadata).items()},
                                  max_commit_retries=COMMIT_RETRIES)
         data = changelog_table(rows)
         for round_ in range(1, COMMIT_ROUNDS + 1):
@@ -179,6 +179,11 @@ class DeltaChangelog:
             if c.timestamp <= when:
                 best = c.version
         return best
+
+
+def commit_metadata(rows: list[ReceivedEvent], metadata: dict[str, str]) -> dict[str, str]:
+    """A commit's metadata with the bytes its events announce (what `status` gives the lag in)."""
+    return {"bytes": str(sum(r.event.size or 0 for r in rows))} | metadata
 
 
 def _commit_info(h: dict[str, Any]) -> CommitInfo:

@@ -12,7 +12,7 @@ from lakeinlet import fast_paths
 from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.blind_append import DeltaAppender, LogState, TableChanged
 from lakeinlet.changelog.log_store import store_for
-from lakeinlet.changelog.reader import DeltaChangelog, changelog_table
+from lakeinlet.changelog.reader import DeltaChangelog, changelog_table, commit_metadata
 from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
 from lakeinlet.events import ReceivedEvent
 
@@ -48,7 +48,7 @@ class OpenDeltaChangelog(DeltaChangelog):
         if appender is None:
             return super().append(rows, metadata)
         try:
-            version = appender.append(changelog_table(rows), metadata)
+            version = appender.append(changelog_table(rows), commit_metadata(rows, metadata))
         except TableChanged as exc:
             self._use_delta_rs(str(exc))
             return super().append(rows, metadata)

@@ -13,6 +13,7 @@ import pytest
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.commands.status import status_lines
@@ -205,3 +206,12 @@ def test_freshness_frame_reads_a_tables_watermark(tmp_path: Path) -> None:
     assert frame[["table", "checkpoint", "lag_events", "changelog_version"]].values.tolist() == [
         [str(tmp_path / "t"), "0", 1, 0]]
     assert frame["newest_event_time"][0] == T0 and frame["freshness_seconds"][0] > 0
+
+
+def test_every_changelog_commit_records_the_bytes_its_events_announce(tmp_path: Path) -> None:
+    """Both ways a changelog commit is written (delta-rs's first, the blind appender's after)."""
+    cl = OpenDeltaChangelog(str(tmp_path / "changelog"))
+    for v, sizes in enumerate(([10, 5], [7], [None, 3])):
+        events = [ObjectEvent("b", f"k{v}-{i}", "ObjectCreated:Put", T0, s, "e") for i, s in enumerate(sizes)]
+        cl.append([ReceivedEvent(e, f"m{v}-{i}", T0, f"p{v}") for i, e in enumerate(events)], {})
+    assert [c.bytes for c in cl.commits()] == [15, 7, 3]
