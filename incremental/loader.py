@@ -208,13 +208,25 @@ class Loader:
 
     def _remove(self, plan: LoadPlan, start: Position, batch_id: str, seconds: dict[str, float],
                 t0: float) -> BatchReport:
-        """A batch of ObjectRemoved events: delete their rows with the checkpoint, in one commit."""
-        staged = self.target.stage(Removal(plan.removals, plan.decided), start, plan.end, batch_id)
+        """A batch of removal events: delete their rows with the checkpoint, in one commit."""
+        removals, kept = self._still_there(plan.removals)
+        staged = self.target.stage(Removal(removals, (*plan.decided, *kept)), start, plan.end, batch_id)
         version = self.target.publish(staged)
         seconds["commit"] = self.clock() - t0 - sum(seconds.values())
         self._append_ledger(staged.outcomes, version, batch_id)
         seconds["total"] = self.clock() - t0
         return BatchReport(batch_id, plan, version, tuple(staged.outcomes), seconds)
+
+    def _still_there(self, objs: Sequence[PlannedObject]) -> tuple[list[PlannedObject], list[Outcome]]:
+        """The removals to apply, and those that leave the key's rows alone: a deleted version
+        of a key that still has a current version (rows are matched by key, not by version, so
+        removing them would delete the current version's rows too)."""
+        one = [o for o in objs if o.deletes_one_version]
+        heads = self.store.head_many(one) if one else {}
+        there = {o.ref for o in one if isinstance(heads.get((o.bucket, o.key)), ObjectHead)}
+        kept = [Outcome(o, FILTERED, f"version {o.version_id} was deleted but the key still has a "
+                                     "current version, whose rows stay") for o in objs if o.ref in there]
+        return [o for o in objs if o.ref not in there], kept
 
     def _record(self, outcomes: Sequence[Outcome], version: int, batch_id: str, staged: bool) -> None:
         """After the commit: the quarantine's staged records, then the ledger (both idempotent

@@ -160,6 +160,16 @@ class PlannedObject:
     event_id: str
     event_time: datetime
     commit_version: int
+    event_name: str = ""
+    """The S3 event name (`ObjectCreated:Put`, `ObjectRemoved:Delete`, …); "" where unknown."""
+
+    @property
+    def deletes_one_version(self) -> bool:
+        """A removal of one version of a versioned bucket's object (a `DELETE ?versionId=`, or a
+        lifecycle rule expiring a noncurrent version): the key's other versions may still be there,
+        unlike a delete marker's or an unversioned object's removal."""
+        version = None if self.version_id == NULL_VERSION else self.version_id
+        return bool(version) and self.event_name.endswith(":Delete")
 
     @property
     def identity(self) -> str:

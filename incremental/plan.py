@@ -168,7 +168,7 @@ def _order(r: ChangeRow) -> tuple[Any, ...]:
 
 def planned(r: ChangeRow) -> PlannedObject:
     return PlannedObject(r.bucket, r.key, r.etag, r.version_id, int(r.size or 0), r.event_id,
-                         r.event_time, r.commit_version)
+                         r.event_time, r.commit_version, r.event_name)
 
 
 def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: KeyFilter,

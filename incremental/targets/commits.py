@@ -102,7 +102,10 @@ def replaced_outcomes(outcomes: Sequence[Outcome], counts: dict[tuple[str, str],
 
 
 def keys_sql(objs: Sequence[PlannedObject]) -> str:
-    """A Spark SQL predicate matching the rows of `objs` by _source_bucket/_source_key."""
+    """A Spark SQL predicate matching the rows of `objs` by _source_bucket/_source_key (no objects:
+    no rows, e.g. a removal batch whose every removal was set aside)."""
+    if not objs:
+        return "FALSE"
     refs = sorted({f"{o.bucket}\x1f{o.key}" for o in objs})
     return (f"concat_ws(char(31), _source_bucket, _source_key) IN "
             f"({', '.join(_sql_string(r) for r in refs)})")

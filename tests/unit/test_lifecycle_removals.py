@@ -11,7 +11,7 @@ from lakeinlet.changelog.schema import to_changelog_table
 from lakeinlet.events import ReceivedEvent
 from lakeinlet.incremental.plan import Caps
 from lakeinlet.sources.envelopes import parse
-from tests.fakes import EVENTS, T0, FakeChangelog, FakeLedger, FakeTarget, loaded_rows, make
+from tests.fakes import EVENTS, T0, FakeChangelog, FakeLedger, FakeStore, FakeTarget, loaded_rows, make
 
 pytestmark = pytest.mark.unit
 
@@ -42,3 +42,22 @@ def test_append_only_records_an_expiration_without_loading_the_object_again() ->
     changelog.versions.append([expiration_of("a", SAMPLES[0], 1)])
     make(changelog, target, ledger).drain()
     assert {o.obj.key: o.status for _, o in ledger.rows} == {"a": "filtered", "b": "loaded"}
+
+
+@pytest.mark.parametrize(("name", "still_there", "removed"), [
+    ("ObjectRemoved:Delete", True, False),  # an old version deleted: the current one's rows stay
+    ("LifecycleExpiration:Delete", True, False),  # a noncurrent version expired
+    ("ObjectRemoved:Delete", False, True),  # the last version deleted: nothing left of the key
+    ("ObjectRemoved:DeleteMarkerCreated", True, True),  # the key is hidden: its rows go
+])
+def test_a_deleted_version_removes_rows_only_when_the_key_has_no_current_version(
+        name: str, still_there: bool, removed: bool) -> None:
+    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog.add("a", "b")
+    row = changelog._row(1, 0, "a", True) | {"event_name": name, "version_id": "v-old"}
+    changelog.versions.append([row])
+    store = FakeStore({"b": 10} | ({"a": 10} if still_there else {}))
+    make(changelog, target, ledger, store=store, caps=Caps(10, 10**6, split_removals=True)).drain()
+    assert loaded_rows(target) == ({"b": 1} if removed else {"a": 1, "b": 1})
+    status = {o.obj.key: o.status for _, o in ledger.rows if o.obj.event_name == name}
+    assert status == {"a": "removed" if removed else "filtered"}
