@@ -160,8 +160,9 @@ class PlannedObject:
     event_id: str
     event_time: datetime
     commit_version: int
-    event_name: str = ""
-    """The S3 event name (`ObjectCreated:Put`, `ObjectRemoved:Delete`, …); "" where unknown."""
+    event_name: str = field(default="", compare=False)
+    """The S3 event name (`ObjectCreated:Put`, `ObjectRemoved:Delete`, …) as planned; "" where
+    unknown (outcomes read back from a commit do not carry it: not part of an object's identity)."""
 
     @property
     def deletes_one_version(self) -> bool:

@@ -32,7 +32,7 @@ def test_blind_appends_read_back_with_history_metadata_and_change_feed(tmp_path:
     assert versions == [0, 1, 2, 3]
     reader = DeltaChangelog(str(tmp_path / "cl"))
     assert [(c.version, c.rows, c.metadata) for c in reader.commits()] == [
-        (i, 3, {"poll_batch": f"b{i}"}) for i in range(4)]
+        (i, 3, {"poll_batch": f"b{i}", "bytes": "3"}) for i in range(4)]  # three 1-byte objects
     table = pa.table(reader.read_versions(after=0))
     assert sorted(table.column("poll_batch").to_pylist()) == ["b1"] * 3 + ["b2"] * 3 + ["b3"] * 3
     assert DeltaTable(str(tmp_path / "cl")).count() == 12
