@@ -12,8 +12,8 @@ from chaos.run_result import RunResult
 
 CRAFTED = ("duplicate", "reordered")
 COLUMNS = ("run", "target", "source", "chaos s", "objects", "versions", "crafted", "faults", "uncertain",
-           "kills p/l", "exits", "commits cl/tgt", "batches", "conflicts", "expected", "found", "lost",
-           "dup", "unexp", "verdict")
+           "kills p/l", "exits", "commits cl/tgt", "batches", "conflicts", "maint c/ok/n", "expected",
+           "found", "lost", "dup", "unexp", "verdict")
 
 
 def machine_load() -> str:
@@ -30,7 +30,8 @@ def _row(r: RunResult) -> list[object]:
             str(r.objects), str(r.versions), crafted, str(sum(r.faults.values())), str(r.uncertain),
             f"{r.kills.get('poller', 0)}/{r.kills.get('loader', 0)}", str(sum(r.exits.values())),
             f"{r.changelog_commits}/{r.target_commits}", str(r.loader_batches),
-            str(r.conflicts + r.lease_waits), str(rep.expected), str(rep.found), str(rep.lost),
+            str(r.conflicts + r.lease_waits), "/".join(map(str, r.compactions)), str(rep.expected),
+            str(rep.found), str(rep.lost),
             str(rep.duplicated), str(rep.unexpected), verdict]
 
 
@@ -50,7 +51,9 @@ def _total(results: Sequence[RunResult]) -> list[object]:
             str(sum(sum(r.faults.values()) for r in results)), s("uncertain"),
             f"{kills['poller']}/{kills['loader']}", str(sum(sum(r.exits.values()) for r in results)),
             f"{s('changelog_commits')}/{s('target_commits')}", s("loader_batches"),
-            str(s("conflicts") + s("lease_waits")), rep("expected"), rep("found"), rep("lost"),
+            str(s("conflicts") + s("lease_waits")),
+            "/".join(str(sum(r.compactions[i] for r in results)) for i in range(3)), rep("expected"),
+            rep("found"), rep("lost"),
             rep("duplicated"), rep("unexpected"), "ok" if all(r.ok for r in results) else "FAILED"]
 
 

@@ -44,6 +44,8 @@ class RunResult:
     loader_batches: int
     conflicts: int
     lease_waits: int
+    compactions: list[int]
+    """`maintain` passes beside the loaders: [that committed a rewrite, that ended without error, run]."""
     changelog_commits: int
     target_commits: int
     converged: bool
@@ -72,9 +74,17 @@ def collect(settings: RunSettings, report: CheckReport, faults: Sequence[FaultRe
         dict(Counter(k.kind for k in supervisor.kills)), dict(supervisor.exits),
         sum(e.get("event") == "batch" for e in loader), sum(e.get("event") == "conflict" for e in loader),
         sum(str(e.get("event", "")).startswith("waiting for the writer") for e in loader),
+        compactions(supervisor),
         sum(e.get("event") == "batch" and e.get("version") is not None for e in pollers),
         target_commits, converged, report,
         [suspects(f, versions, faults, supervisor.kills) for f in report.findings[:10]])
+
+
+def compactions(supervisor: Supervisor) -> list[int]:
+    """[passes that committed a rewrite, passes that ended without error, passes run] of `maintain`."""
+    logs = supervisor.logs("maintain")
+    done = [e for e in log_events(logs) if e.get("event") == "maintain"]
+    return [sum(e.get("version") is not None for e in done), len(done), len(logs)]
 
 
 def suspects(finding: Finding, versions: Sequence[UploadedVersion], faults: Sequence[FaultRecord],

@@ -65,7 +65,7 @@ def test_bad_arguments_are_all_reported() -> None:
 def result(fmt: str, report: CheckReport) -> RunResult:
     return RunResult(0, 1, fmt, "json", {"chaos": 60.0}, 10, 12, {"duplicate": 2},
                      {"truncate": 5, "latency": 2}, {"GetObject": 7}, 3, {"poller": 4, "loader": 1},
-                     {"poller:1": 2}, 3, 1, 0, 9, 4, True, report)
+                     {"poller:1": 2}, 3, 1, 0, [2, 3, 3], 9, 4, True, report)
 
 
 def test_the_table_totals_runs_and_names_every_finding() -> None:
@@ -77,6 +77,7 @@ def test_the_table_totals_runs_and_names_every_finding() -> None:
     lines = text.splitlines()
     total = next(line for line in lines if line.split()[:1] == ["all"])
     assert total.split()[-1] == "FAILED" and " 60 " in total
+    assert " 4/6/6 " in total  # maintain passes: committed / ended well / run, summed over runs
     truncate = next(line for line in lines if line.strip().startswith("truncate"))
     assert truncate.split() == ["truncate", "5", "5", "10"]
     assert "run 0 hudi: duplicated 'in/a'" in text
