@@ -39,8 +39,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="chance a request (of weight 1, see chaos_plan) gets a fault (default: 0.12)")
     p.add_argument("--poller-kill-every", type=float, default=10.0, help="mean seconds between poller kills")
     p.add_argument("--loader-kill-every", type=float, default=120.0, help="mean seconds between loader kills")
-    p.add_argument("--maintain-every", type=float, default=40.0,
-                   help="seconds between `lakeinlet-load maintain` passes beside the loaders (0: none)")
+    p.add_argument("--maintainers", type=int, default=1,
+                   help="`lakeinlet-load maintain` processes beside the loaders, each started again as "
+                        "soon as it ends (default: 1; 0: none)")
     p.add_argument("--pace", type=float, default=1.0, help="seconds between workload steps (default: 1)")
     p.add_argument("--out", type=Path, default=Path(".chaos"), help="logs and results (default: .chaos/)")
     p.add_argument("--jars", default=None,
@@ -55,7 +56,7 @@ def settings_for(args: argparse.Namespace, index: int, chaos_seconds: float) -> 
         index=index, seed=args.seed * 1000 + index, target_format=formats[index % len(formats)],
         source_format=source, chaos_seconds=chaos_seconds, fault_rate=args.fault_rate,
         kill_every={"poller": args.poller_kill_every, "loader": args.loader_kill_every},
-        maintain_every=args.maintain_every,
+        maintainers=args.maintainers,
         workload=WorkloadSettings(source_format=source, pace_seconds=args.pace), jars=args.jars)
 
 

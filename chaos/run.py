@@ -46,8 +46,8 @@ class RunSettings:
     pollers: int = 3
     loaders: int = 2
     backfill_every: float = 45.0
-    maintain_every: float = 40.0
-    """Seconds between two `maintain` passes beside the loaders (0: none)."""
+    maintainers: int = 1
+    """`maintain` processes beside the loaders, each started again as soon as it ends."""
     converge_timeout: float = 240.0
     workload: WorkloadSettings = field(default_factory=WorkloadSettings)
     jars: str | None = None
@@ -111,28 +111,23 @@ def _chaos(settings: RunSettings, t: jobs.RunTables, supervisor: Supervisor, wor
         supervisor.add(f"poller-{i}", "poller", jobs.poller_argv(t))
     for i in range(settings.loaders):
         supervisor.add(f"loader-{i}", "loader", jobs.loader_argv(t))
+    for i in range(settings.maintainers):
+        supervisor.add(f"maintain-{i}", "maintain", jobs.maintain_argv(t))
     supervisor.start_tending()
     killer = Killer(supervisor, settings.kill_every, random.Random(rng.random()))
     workload.start()
     proxy.enable(True)
     killer.start()
     say(f"  chaos for {settings.chaos_seconds:.0f} s: {settings.pollers} pollers, {settings.loaders} "
-        f"{settings.target_format} loaders, maintain every {settings.maintain_every:.0f} s, faults at "
+        f"{settings.target_format} loaders, {settings.maintainers} maintain processes, faults at "
         f"{settings.fault_rate:.0%} a request")
-    start = time.monotonic()
-    deadline = start + settings.chaos_seconds
-    every = {"backfill": settings.backfill_every, "maintain": settings.maintain_every}
-    due = {kind: start + seconds for kind, seconds in every.items() if seconds > 0}
-    started = dict.fromkeys(due, 0)
-    while time.monotonic() < deadline and due:
-        kind = min(due, key=due.__getitem__)
-        time.sleep(max(0.0, min(due[kind], deadline) - time.monotonic()))
+    deadline, backfills = time.monotonic() + settings.chaos_seconds, 0
+    while time.monotonic() < deadline:
+        time.sleep(min(settings.backfill_every, max(0.0, deadline - time.monotonic())))
         if time.monotonic() < deadline - 5:
-            started[kind] += 1
-            argv = jobs.backfill_argv(t, QUIET_PREFIX) if kind == "backfill" else jobs.maintain_argv(t)
-            supervisor.add(f"{kind}-{started[kind]}", kind, argv, once=True)
-        due[kind] += every[kind]
-    time.sleep(max(0.0, deadline - time.monotonic()))
+            backfills += 1
+            argv = jobs.backfill_argv(t, QUIET_PREFIX)
+            supervisor.add(f"backfill-{backfills}", "backfill", argv, once=True)
     killer.stop()
     workload.stop()
     proxy.enable(False)

@@ -24,7 +24,6 @@ def test_a_short_delta_run_under_faults_and_kills_loads_every_row_exactly_once(t
     settings = RunSettings(index=0, seed=20261123, target_format="delta", source_format="json",
                            chaos_seconds=45, fault_rate=0.15, loaders=1,
                            kill_every={"poller": 6.0, "loader": 40.0}, backfill_every=20.0,
-                           maintain_every=12.0,
                            workload=WorkloadSettings(source_format="json", pace_seconds=1.0,
                                                      overwrite_share=0.15, duplicate_share=0.1,
                                                      reorder_share=0.1, quiet_share=0.1),
@@ -36,6 +35,6 @@ def test_a_short_delta_run_under_faults_and_kills_loads_every_row_exactly_once(t
     assert report.expected > 0 and report.found >= report.expected
     assert result.kills.get("poller", 0) >= 3
     assert len(result.faults) >= len(FAULT_KINDS) // 2 and sum(result.faults.values()) >= 30
-    assert result.compactions[2] >= 2  # maintain passes ran beside the loader (they may lose races)
+    assert result.compactions[2] >= 1  # maintain ran beside the loader (it rewrites once a table exists)
     assert sum(result.crafted.values()) > 0 and result.versions > result.objects  # overwrites happened
 

@@ -40,7 +40,7 @@ def test_commit_writes_are_faulted_through_the_put_object_rules() -> None:
 
 def args(**kw: object) -> argparse.Namespace:
     base = {"seed": 3, "runs": 6, "minutes": 19.0, "formats": "delta,hudi,iceberg", "fault_rate": 0.1,
-            "poller_kill_every": 10.0, "loader_kill_every": 100.0, "maintain_every": 40.0, "pace": 1.0,
+            "poller_kill_every": 10.0, "loader_kill_every": 100.0, "maintainers": 1, "pace": 1.0,
             "jars": None}
     return argparse.Namespace(**(base | kw))
 
