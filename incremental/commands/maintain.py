@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeinlet import logs
 from lakeinlet.errors import TerminalError
+from lakeinlet.incremental.commands.checkpoint import mib
 from lakeinlet.incremental.ports import Compaction
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def line(uri: str, c: Compaction, dry_run: bool) -> str:
     """One table's outcome: files and bytes before → after, files rewritten, the commit, detail."""
     after = "~" if dry_run else ""
     text = (f"{uri}: files {c.files_before} → {after}{c.files_after}, bytes {c.bytes_before} → "
-            f"{after}{c.bytes_after} ({c.bytes_before / MIB:.1f} → {after}{c.bytes_after / MIB:.1f} MiB), ")
+            f"{after}{c.bytes_after} ({mib(c.bytes_before)} → {after}{mib(c.bytes_after)}), ")
     if dry_run:
         text += f"would rewrite {c.rewritten} files"
     elif c.version is None:

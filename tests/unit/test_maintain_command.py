@@ -59,11 +59,11 @@ def args(dry_run: bool = False, hours: float = 168.0) -> argparse.Namespace:
 
 def test_the_line_says_files_and_bytes_before_and_after_and_the_commit() -> None:
     assert mt.line("s3://lake/orders", DONE, dry_run=False) == (
-        "s3://lake/orders: files 120 → 3, bytes 52428800 → 50331648 (50.0 → 48.0 MiB), "
+        "s3://lake/orders: files 120 → 3, bytes 52428800 → 50331648 (50.0 MiB → 48.0 MiB), "
         "rewrote 118 files in version 57; 2 files written")
     planned = Compaction(120, 100, 3, 100, 118)
     assert mt.line("t", planned, dry_run=True) == (
-        "t: files 120 → ~3, bytes 100 → ~100 (0.0 → ~0.0 MiB), would rewrite 118 files")
+        "t: files 120 → ~3, bytes 100 → ~100 (100 B → ~100 B), would rewrite 118 files")
     assert mt.line("t", Compaction(1, 10, 1, 10, 0, None, "nothing small"), dry_run=False).endswith(
         "nothing rewritten; nothing small")
 
