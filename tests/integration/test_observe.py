@@ -105,8 +105,9 @@ def test_dlq_peek_leaves_the_messages_there(stack: Stack, aws: AwsSection) -> No
 
 
 class ArrowFrame:
-    """The part of a Spark DataFrame the Delta target uses (`df.write.mode(…).partitionBy().parquet(uri)`),
-    done by pyarrow: one Parquet file per object, as Spark's tasks would write them."""
+    """The part of a Spark DataFrame the Delta target uses (`df.coalesce(n).write.mode(…)
+    .partitionBy().parquet(uri)`), done by pyarrow: one Parquet file per object, as Spark's tasks
+    would write them without file sizing."""
 
     def __init__(self, parts: list[pa.Table], fs: Any) -> None:
         self.parts, self.fs = parts, fs
@@ -119,6 +120,9 @@ class ArrowFrame:
         return self
 
     def partitionBy(self, *_: str) -> ArrowFrame:  # Spark's name
+        return self
+
+    def coalesce(self, _: int) -> ArrowFrame:  # file sizing's: kept a file per object, to compact
         return self
 
     def parquet(self, uri: str) -> None:
