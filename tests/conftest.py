@@ -34,6 +34,19 @@ def aws(moto_server: MotoServer) -> AwsSection:
     return AwsSection(endpoint_url=moto_server.endpoint)
 
 
+@pytest.fixture
+def in_process_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsSection]:
+    """moto's in-process AWS with fake credentials; every call in the test stays in this process."""
+    from moto import mock_aws
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        yield AwsSection(endpoint_url=None)
+
+
 def unique(prefix: str) -> str:
     """A bucket/queue name unique to this test (S3-valid: lowercase, digits, dashes)."""
     return f"{prefix}-{uuid.uuid4().hex[:10]}"

@@ -5,13 +5,11 @@ in-process S3, the ledger and the cleanup log as local Delta tables)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from moto import mock_aws
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import ConfigError, TerminalError, TransientError
@@ -43,16 +41,11 @@ class Crash(RuntimeError):
 
 
 @pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        s3 = client("s3", AwsSection())
-        for bucket in (SRC, ARCHIVE):
-            s3.create_bucket(Bucket=bucket)
-        yield s3
+def s3(in_process_aws: AwsSection) -> Any:
+    s3 = client("s3", in_process_aws)
+    for bucket in (SRC, ARCHIVE):
+        s3.create_bucket(Bucket=bucket)
+    return s3
 
 
 @pytest.fixture

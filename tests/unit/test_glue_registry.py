@@ -4,14 +4,12 @@ and create / repair / partitions against moto's in-process Glue."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
-from moto import mock_aws
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import ConfigError, TerminalError, TransientError
@@ -33,14 +31,9 @@ def entry(fmt: str, schema: pa.Schema = SCHEMA, location: str = "s3://lake/order
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsSection]:
-    """moto's in-process AWS with fake credentials; every call in the test stays in this process."""
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        yield AwsSection(endpoint_url=None)
+def aws(in_process_aws: AwsSection) -> AwsSection:
+    """moto in this process (not the shared moto server): every call in the test stays here."""
+    return in_process_aws
 
 
 @pytest.fixture
