@@ -71,7 +71,7 @@ terraform: install jars $(TOOLS)/bin/checkov
 # Every tier (a bare `pytest` runs only the fast ones: unit and contract), then the acceptance suite
 # once more with every fast path off, so the plain paths they shadow stay correct.
 test: install jars lint $(TOOLS)/bin/checkov
-	$(BIN)/python -m pytest -m ""
+	$(BIN)/python -m pytest -m "" --durations=30
 	LAKEINLET_FAST_PATHS=off $(BIN)/python -m pytest -m "" tests/spark/test_formats.py
 
 # The Spark 4.1 line (Scala 2.13, Hadoop 3.4, no Hudi): the unit, contract, spark, integration and
@@ -81,7 +81,7 @@ SPARK4_ENV = LAKEINLET_JARS=$(abspath $(JARS4)) PYSPARK_PYTHON=$(abspath $(VENV4
              PYSPARK_DRIVER_PYTHON=$(abspath $(VENV4))/bin/python
 test-spark4: $(STAMP4)
 	$(SPARK4_ENV) $(VENV4)/bin/lakeinlet jars --dest $(JARS4)
-	$(SPARK4_ENV) $(VENV4)/bin/python -m pytest -m "unit or contract or engine"
+	$(SPARK4_ENV) $(VENV4)/bin/python -m pytest -m "unit or contract or engine" --durations=30
 
 unit: install
 	$(BIN)/python -m pytest -m unit
