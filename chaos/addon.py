@@ -1,5 +1,6 @@
-"""mitmproxy addon run by `mitmdump -s`: classify each request, apply the planned fault, log it. It
-runs in the proxy's own virtualenv, without lakeinlet: its stdlib-only siblings are loaded by path."""
+"""mitmproxy addon run by `mitmdump -s`: classify each request, apply the planned fault, log it, and
+optionally delay every request (a network's round trip). It runs in the proxy's own virtualenv,
+without lakeinlet: its stdlib-only siblings are loaded by path."""
 
 from __future__ import annotations
 
@@ -53,14 +54,60 @@ class _Truncate:
         return out
 
 
+class InFlight:
+    """Requests between their arrival and their answer (or error): the most at once, and the
+    integral of their count over time, whose growth over a window divided by the window's length
+    is the mean number of concurrent requests in it (Little's law). Per operation: its first
+    arrival and its last answer, each with the integral then, so a client reading the counters
+    gets the mean over the span of its own calls (e.g. first receive to last delete)."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self._clock = clock
+        self._open: dict[str, str] = {}
+        self.max = 0
+        self._area = 0.0
+        self._since = clock()
+        self.spans: dict[str, dict[str, float]] = {}
+
+    def _advance(self) -> float:
+        now = self._clock()
+        self._area += len(self._open) * (now - self._since)
+        self._since = now
+        return now
+
+    def start(self, flow_id: str, operation: str) -> None:
+        now = self._advance()
+        self._open[flow_id] = operation
+        self.max = max(self.max, len(self._open))
+        self.spans.setdefault(operation, {"first": now, "first_area": self._area})
+
+    def end(self, flow_id: str) -> None:
+        if flow_id in self._open:  # a flow may end through more than one hook
+            now = self._advance()
+            span = self.spans[self._open.pop(flow_id)]
+            span["last"], span["last_area"] = now, self._area
+
+    def stats(self) -> dict[str, Any]:
+        self._advance()
+        return {"in_flight": len(self._open), "in_flight_max": self.max,
+                "in_flight_seconds": round(self._area, 6), "spans": self.spans}
+
+
 class FaultInjector:
-    """Decides in `request` (in arrival order), acts in the hook where the fault belongs."""
+    """Decides in `request` (in arrival order), acts in the hook where the fault belongs.
+
+    `delay_ms` (config, or PUT /__faults__/delay) holds every request that long before it is
+    forwarded or answered, faults or none: an added network round trip. The hook awaits it, so
+    other requests go on meanwhile, as they would over a slower network.
+    """
 
     def __init__(self) -> None:
         self.decider: Any = None
         self.generation = 0
         self.seq = 0
         self.log: Any = None
+        self.delay_ms = 0
+        self.in_flight = InFlight()
 
     def load(self, loader: Any) -> None:
         loader.add_option("faults_config", str, "", "JSON file: fault plan, seed and log path")
@@ -71,17 +118,25 @@ class FaultInjector:
         if "faults_config" in updated and ctx.options.faults_config:
             config = json.loads(Path(ctx.options.faults_config).read_text())
             self.decider = plan.Decider(plan.FaultPlan.from_dict(config["plan"]), config["seed"])
+            self.delay_ms = int(config.get("delay_ms", 0))
             self.log = open(config["log_path"], "a", buffering=1)  # noqa: SIM115 (one line per write)
 
-    def request(self, flow: http.HTTPFlow) -> None:
-        """Decide a request's fault; answer or drop it here when the fault is not forwarded.
-        Requests to /__faults__ are answered here and never reach the emulator (see `_control`)."""
+    async def request(self, flow: http.HTTPFlow) -> None:
+        """Decide a request's fault; answer or drop it here when the fault is not forwarded; then
+        hold it `delay_ms`. Requests to /__faults__ are answered here, never delayed, and never
+        reach the emulator (see `_control`)."""
         if flow.request.path.startswith(CONTROL):
             self._control(flow)
             return
+        self._decide(flow)
+        if self.delay_ms > 0:
+            await asyncio.sleep(self.delay_ms / 1000)
+
+    def _decide(self, flow: http.HTTPFlow) -> None:
         self.seq += 1
         req = flow.request
         op = operations.classify(req.method, req.path, req.headers, req.raw_content or b"")
+        self.in_flight.start(flow.id, op.name)
         decision = self.decider.decide(op.name, op.names, op.resource)
         if decision is None:
             return
@@ -105,6 +160,7 @@ class FaultInjector:
     async def response(self, flow: http.HTTPFlow) -> None:
         fault = flow.metadata.get("fault")
         if not fault or fault.kind not in plan.AFTER_KINDS or not flow.response:
+            self.in_flight.end(flow.id)
             return
         upstream_status = flow.response.status_code
         if fault.kind == "latency":
@@ -116,8 +172,10 @@ class FaultInjector:
         else:  # reset_after, truncate: the emulator applied the request; the client loses the answer
             flow.kill()
         self._record(flow, upstream_status)
+        self.in_flight.end(flow.id)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        self.in_flight.end(flow.id)
         fault = flow.metadata.get("fault")
         if fault and fault.kind in plan.AFTER_KINDS and not flow.metadata.get("logged"):
             self._record(flow, None)  # forwarded, but the emulator did not answer
@@ -134,7 +192,8 @@ class FaultInjector:
             "applied": forwarded and upstream_status is not None and upstream_status < 400}) + "\n")
 
     def _control(self, flow: http.HTTPFlow) -> None:
-        """GET /__faults__: counters; POST .../enable, .../disable; PUT .../plan {plan, seed}."""
+        """GET /__faults__: counters; POST .../enable, .../disable; PUT .../plan {plan, seed}
+        (restarts the counters, in-flight ones too); PUT .../delay {delay_ms}."""
         action = flow.request.path[len(CONTROL):].strip("/")
         if action in ("enable", "disable"):
             self.decider.enabled = action == "enable"
@@ -142,10 +201,14 @@ class FaultInjector:
             config = json.loads(flow.request.raw_content or b"{}")
             self.decider = plan.Decider(plan.FaultPlan.from_dict(config["plan"]), config["seed"])
             self.generation += 1
+            self.in_flight = InFlight()
+        elif action == "delay" and flow.request.method == "PUT":
+            self.delay_ms = int(json.loads(flow.request.raw_content or b"{}")["delay_ms"])
         elif action:
             flow.response = http.Response.make(404, f"unknown control {action!r}".encode())
             return
-        stats = self.decider.stats() | {"generation": self.generation, "seq": self.seq}
+        stats = self.decider.stats() | {"generation": self.generation, "seq": self.seq,
+                                        "delay_ms": self.delay_ms} | self.in_flight.stats()
         flow.response = http.Response.make(200, json.dumps(stats).encode(),
                                            {"Content-Type": "application/json"})
 

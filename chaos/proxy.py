@@ -70,12 +70,15 @@ class FaultProxy:
         log_path: the fault log (JSON lines, appended; read with `faults()`). mitmdump's own
             output goes next to it, to `<log_path>.mitmdump`.
         mitmdump: the executable (default: `ensure_mitmproxy()`).
+        delay_ms: every request is held this long before it is forwarded or answered (an added
+            network round trip; other requests go on meanwhile); replaceable with `set_delay`.
     """
 
     def __init__(self, upstream_endpoint: str, plan: FaultPlan, seed: int, log_path: str | Path,
-                 *, mitmdump: Path | None = None, port: int = 0) -> None:
+                 *, mitmdump: Path | None = None, port: int = 0, delay_ms: int = 0) -> None:
         self.upstream = upstream_endpoint.rstrip("/")
         self.plan, self.seed, self.log_path = plan, seed, Path(log_path)
+        self.delay_ms = delay_ms
         self.port = port or free_port()
         self._mitmdump = mitmdump
         self._proc: subprocess.Popen[bytes] | None = None
@@ -95,7 +98,8 @@ class FaultProxy:
         self._tmp = tempfile.TemporaryDirectory(prefix="lakeinlet-faults-")
         config = Path(self._tmp.name) / "config.json"
         config.write_text(json.dumps({"plan": self.plan.to_dict(), "seed": self.seed,
-                                      "log_path": str(self.log_path.resolve())}))
+                                      "log_path": str(self.log_path.resolve()),
+                                      "delay_ms": self.delay_ms}))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(f"{self.log_path}.mitmdump", "ab") as out:
             self._proc = subprocess.Popen(self._command(config), stdout=out, stderr=out,
@@ -122,6 +126,11 @@ class FaultProxy:
                 "--set", "keep_host_header=true",  # the emulator sees the Host the client signed
                 "--set", "connection_strategy=lazy"]  # reset_before never opens an upstream socket
 
+    @property
+    def pid(self) -> int | None:
+        """mitmdump's process id while it runs (benchmarks read its CPU time)."""
+        return self._proc.pid if self._proc and self._proc.poll() is None else None
+
     def stop(self) -> None:
         stop_process(self._proc)
         if self._tmp:
@@ -137,13 +146,23 @@ class FaultProxy:
         """Live counters of the current plan: requests by operation, faults by `operation/kind`.
 
         Operations are counted under their classified name: a DeltaCommit is not also a PutObject.
-        Also: `enabled`, `seed`, `total_faults`, `generation`, and `seq` (requests since start).
+        Also: `enabled`, `seed`, `total_faults`, `generation`, `seq` (requests since start),
+        `delay_ms`, and the requests in flight (arrived, not yet answered) since the plan was set:
+        `in_flight` now, `in_flight_max`, and `in_flight_seconds`, their count integrated over
+        time (its growth over a window divided by the window's seconds is the mean in flight), and
+        `spans`: per operation, `first` (its first arrival) and `last` (its last answer), in the
+        proxy's monotonic seconds, with `first_area` and `last_area`, `in_flight_seconds` then.
         """
         return dict(self._control())
 
     def enable(self, on: bool = True) -> None:
         """Switch faults on or off at runtime (off lets the system converge)."""
         self._control("enable" if on else "disable", "POST", b"")
+
+    def set_delay(self, delay_ms: int) -> None:
+        """Hold every request `delay_ms` from now on (0: none)."""
+        self.delay_ms = delay_ms
+        self._control("delay", "PUT", json.dumps({"delay_ms": delay_ms}).encode())
 
     def set_plan(self, plan: FaultPlan, seed: int | None = None) -> None:
         """Replace the plan (and seed); counters restart and the log's generation goes up by one."""

@@ -35,8 +35,8 @@ def poller_settings(config: SourceConfig) -> PollerSettings:
     source_id = config.changelog.source_id or q.queue_url.rstrip("/").rsplit("/", 1)[-1]
     return PollerSettings(
         source_id=source_id, wait_seconds=q.wait_seconds, visibility_timeout=q.visibility_timeout,
-        receivers=q.receivers, batch_size=b.batch_size, batch_seconds=b.batch_seconds,
-        until_empty=b.until_empty, drain_wait_seconds=q.drain_wait_seconds,
+        receivers=q.receivers, max_receivers=q.max_receivers, batch_size=b.batch_size,
+        batch_seconds=b.batch_seconds, until_empty=b.until_empty, drain_wait_seconds=q.drain_wait_seconds,
         delete_attempts=b.delete_attempts, poison=p.action, poison_log_per_minute=p.log_per_minute,
         connect_timeout=q.connect_timeout_seconds,
         event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types)))

@@ -1,6 +1,7 @@
 """The poll loop: receivers → one changelog commit per batch → deletes, pure orchestration over
 `ports`. A message is deleted only after the commit holding its rows succeeded, a poison message
-only after its copy reached the DLQ (`poison="dlq"`): README.md, "Guarantees"."""
+only after its copy reached the DLQ (`poison="dlq"`): README.md, "Guarantees". A batch's deletes
+run while the next batch fills; the receivers' count follows the backlog (`scaling`)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,21 @@ import queue as stdlib_queue
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from lakeinlet.errors import TerminalError, TransientError
-from lakeinlet.sources.acks import Acker
+from lakeinlet.sources.acks import Acker, AckResult
 from lakeinlet.sources.batch import OpenBatch
 from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.poison import MoveResult, Poison, PoisonMover, RateLimitedLog
 from lakeinlet.sources.ports import Changelog, DeadLetterQueue, Message, Queue
+from lakeinlet.sources.scaling import ReceiverScaler
 from lakeinlet.sources.summary import BatchOutcome, RunSummary
 from lakeinlet.sources.visibility import VisibilityKeeper
 
@@ -78,6 +83,8 @@ class PollerSettings:
     wait_seconds: int = 20
     visibility_timeout: int = 120
     receivers: int = 4
+    max_receivers: int = 0
+    """Receivers a backlog may add up to (`ReceiverScaler`); at most `receivers` means none."""
     batch_size: int = 1000
     batch_seconds: float = 10.0
     until_empty: bool = False
@@ -89,12 +96,31 @@ class PollerSettings:
     event_filter: EventFilter = field(default_factory=EventFilter)
 
     @property
+    def receivers_ceiling(self) -> int:
+        return max(self.receivers, self.max_receivers)
+
+    @property
     def receive_wait(self) -> int:
         """Long-poll wait per receive: draining waits at most `drain_wait_seconds`, so the run
         ends about that long after the queue is empty instead of a full `wait_seconds`."""
         if self.until_empty:
             return min(self.wait_seconds, self.drain_wait_seconds)
         return self.wait_seconds
+
+
+class _Deleting(NamedTuple):
+    """A committed batch whose deletes (and poison moves) are under way."""
+
+    batch: OpenBatch
+    version: int | None
+    open_s: float
+    commit_s: float
+    done: Future[tuple[AckResult, MoveResult, float]]
+
+
+DELETING_BATCHES = 2
+"""Committed batches whose deletes may still run while the next one fills: more would only hold
+more messages hidden when the deletes, not the receives, are what is slow."""
 
 
 class Poller:
@@ -109,10 +135,16 @@ class Poller:
         self._queue, self._changelog, self.settings = queue, changelog, settings
         self._clock, self._now, self._crash = clock, now, crash
         self._keeper = VisibilityKeeper(queue, settings.visibility_timeout, clock)
-        self._acker = Acker(queue, settings.delete_attempts)
+        ceiling = settings.receivers_ceiling
+        # A delete call acks what one receive brought: as many in flight as receives keeps up.
+        self._acker = Acker(queue, settings.delete_attempts, parallel=max(8, ceiling))
+        self._deleter = ThreadPoolExecutor(DELETING_BATCHES, thread_name_prefix="lakeinlet-ack")
+        self._deleting: deque[_Deleting] = deque()
+        self._scaler = ReceiverScaler(settings.receivers, ceiling, clock)
+        self._receivers: list[threading.Thread] = []
         self._mover = self._poison_mover(dlq)
         self._poison_log = RateLimitedLog(log, "poison", settings.poison_log_per_minute, clock)
-        depth = max(4, settings.batch_size // 10 + 2 * settings.receivers)
+        depth = max(4, settings.batch_size // 10 + 2 * ceiling)
         self._inbox: stdlib_queue.Queue[tuple[list[Message], datetime]] = stdlib_queue.Queue(depth)
         self._stop = threading.Event()
         self._receiving = threading.Event()
@@ -145,25 +177,26 @@ class Poller:
         """
         started = self._clock()
         self._receiving.set()
-        receivers = [threading.Thread(target=self._receive_loop, args=(i,), daemon=True,
-                                      name=f"lakeinlet-receiver-{i}")
-                     for i in range(self.settings.receivers)]
         self._keeper.start()
-        for thread in receivers:
-            thread.start()
+        self._spawn(self._scaler.target)
         try:
             batch = self._loop(self._new_batch())
-            self._finish(batch, receivers)
+            self._finish(batch)
         finally:
             self._receiving.clear()
             self._closing.set()
-            for thread in receivers:
+            for thread in self._receivers:
                 thread.join(self.settings.receive_wait + 5)
-            self._keeper.stop()
-            self._acker.close()
-            self._poison_log.flush()
-            self.summary.poison_log_suppressed = self._poison_log.suppressed
-            self.summary.seconds = round(self._clock() - started, 3)
+            try:
+                self._settle()
+            finally:
+                self._deleter.shutdown(wait=True)
+                self._keeper.stop()
+                self._acker.close()
+                self._poison_log.flush()
+                self.summary.poison_log_suppressed = self._poison_log.suppressed
+                self.summary.receivers_max = self._scaler.most
+                self.summary.seconds = round(self._clock() - started, 3)
         if self._failure is not None:
             raise self._failure
         return self.summary
@@ -172,9 +205,19 @@ class Poller:
         self._seq += 1
         return OpenBatch(f"{self._run_id}-{self._seq:06d}", self.settings.event_filter)
 
+    def _spawn(self, wanted: int) -> None:
+        """Start receiver threads up to `wanted`; those above the scaler's target sit idle."""
+        while len(self._receivers) < wanted:
+            thread = threading.Thread(target=self._receive_loop, args=(len(self._receivers),),
+                                      daemon=True, name=f"lakeinlet-receiver-{len(self._receivers)}")
+            self._receivers.append(thread)
+            thread.start()
+
     def _loop(self, batch: OpenBatch) -> OpenBatch:
         s = self.settings
         while not self._stop.is_set() and self._failure is None:
+            self._spawn(self._scaler.tick())
+            self._collect(DELETING_BATCHES)
             left = batch.seconds_left(self._clock(), s.batch_seconds)
             batch = self._take(batch, 0.2 if left is None else max(0.001, min(left, 0.2)))
             if batch.due(self._clock(), s.batch_size, s.batch_seconds):
@@ -209,9 +252,11 @@ class Poller:
                                receive_count=msg.receive_count, error=poison.error, action=action)
 
     def _drained(self) -> bool:
-        return self._drain.drained() and self._inbox.empty()
+        """Every receiver saw the queue empty, nothing waits in the inbox, and every delete (and
+        poison move, which may put messages back) is done."""
+        return self._drain.drained() and self._inbox.empty() and not self._deleting
 
-    def _finish(self, batch: OpenBatch, receivers: list[threading.Thread]) -> None:
+    def _finish(self, batch: OpenBatch) -> None:
         """Stop receiving and commit the open batch with what the inbox holds, at once; then
         wait for the receivers' last long polls and commit what they bring in one more batch."""
         self._receiving.clear()
@@ -219,14 +264,18 @@ class Poller:
             batch = self._take(batch, 0.001)
         if batch.messages:
             batch = self._close(batch)
-        while any(t.is_alive() for t in receivers) or not self._inbox.empty():
+        while any(t.is_alive() for t in self._receivers) or not self._inbox.empty():
             batch = self._take(batch, 0.05)
         if batch.messages:
             self._close(batch)
+        self._collect(0)
 
     def _receive_loop(self, receiver: int) -> None:
         s, failures = self.settings, 0
         while self._receiving.is_set():
+            if receiver >= self._scaler.target:  # not wanted now: no calls until it is again
+                self._closing.wait(0.1)
+                continue
             started = self._clock()
             try:
                 messages = self._queue.receive(10, s.receive_wait, s.visibility_timeout)
@@ -247,11 +296,17 @@ class Poller:
 
     def _hand_over(self, receiver: int, messages: list[Message]) -> None:
         """Pass received messages to the batcher; after an empty receive while draining, wait
-        until another receiver brings messages (or receiving stops) instead of polling again."""
-        self._drain.record(receiver, len(messages))
+        until another receiver brings messages (or receiving stops) instead of polling again.
+
+        Only the `receivers` always polling count for the drain: one added for a backlog stops
+        at its first empty receive (the scaler's target drops back), so it never holds."""
+        self._scaler.received(len(messages))
+        steady = receiver < self.settings.receivers
+        if steady or messages:
+            self._drain.record(receiver, len(messages))
         if messages:
             self._put((messages, self._now()))
-        elif self.settings.until_empty:
+        elif self.settings.until_empty and steady:
             self._drain.hold(receiver, self._receiving.is_set)
 
     def _put(self, item: tuple[list[Message], datetime]) -> None:
@@ -260,7 +315,7 @@ class Poller:
                 self._inbox.put(item, timeout=0.2)
                 return
             except stdlib_queue.Full:
-                continue
+                self._scaler.pushed_back()
 
     def _fail(self, exc: BaseException) -> None:
         log.debug("receiver stopped: %s", exc)  # the job reports the failure once, not per receiver
@@ -269,8 +324,8 @@ class Poller:
         self._stop.set()
 
     def _close(self, batch: OpenBatch) -> OpenBatch:
-        """Commit the batch's rows (one commit), then delete its messages: never the reverse.
-        Returns the next (empty) batch."""
+        """Commit the batch's rows (one commit), then start deleting its messages: never the
+        reverse. Returns the next (empty) batch; the deletes run while it fills."""
         t0 = self._clock()
         self._crash("before_commit")
         version = None
@@ -282,14 +337,38 @@ class Poller:
             raise
         self._crash("after_commit")
         self.summary.commit_conflicts = int(getattr(self._changelog, "conflicts", 0))
-        t1 = self._clock()
+        self._deleting.append(_Deleting(batch, version, t0 - (batch.opened_at or t0),
+                                        self._clock() - t0, self._deleter.submit(self._delete, batch)))
+        self._collect(DELETING_BATCHES)
+        return self._new_batch()
+
+    def _delete(self, batch: OpenBatch) -> tuple[AckResult, MoveResult, float]:
+        """Delete a committed batch's messages and move its poison (a deleter thread)."""
+        started = self._clock()
         acks = self._acker.delete(batch.ack)
         moves = self._move_poison(batch.poison)
         self._keeper.release(batch.handles)
-        self._crash("after_delete")
-        self.summary.add(batch, BatchOutcome(version, acks, moves, t0 - (batch.opened_at or t0),
-                                             t1 - t0, self._clock() - t1))
-        return self._new_batch()
+        return acks, moves, self._clock() - started
+
+    def _collect(self, keep: int) -> None:
+        """Count the batches whose deletes are done, oldest first, waiting for the oldest while
+        more than `keep` are still deleting."""
+        while self._deleting and (self._deleting[0].done.done() or len(self._deleting) > keep):
+            batch, version, open_s, commit_s, done = self._deleting.popleft()
+            acks, moves, ack_s = done.result()
+            self._crash("after_delete")
+            self.summary.add(batch, BatchOutcome(version, acks, moves, open_s, commit_s, ack_s))
+
+    def _settle(self) -> None:
+        """At the end, failed or not: wait for every delete under way and count it."""
+        while self._deleting:
+            batch, version, open_s, commit_s, done = self._deleting.popleft()
+            try:
+                acks, moves, ack_s = done.result()
+            except Exception as exc:  # the run's own failure, if any, is the one to report
+                log.warning("deleting batch %s failed: %s", batch.poll_batch, exc)
+                continue
+            self.summary.add(batch, BatchOutcome(version, acks, moves, open_s, commit_s, ack_s))
 
     def _move_poison(self, poison: list[Poison]) -> MoveResult:
         if self._mover is None or not poison:

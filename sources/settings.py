@@ -29,6 +29,11 @@ class QueueSection:
     receivers: int = setting(
         4, "Receiver threads, each long-polling up to 10 messages a call into a shared buffer. "
         "More receivers drain a backlog faster; each idle one adds its own empty receives.")
+    max_receivers: int = setting(
+        16, "Most receivers a backlog may bring: while receives come back full and the changelog "
+        "keeps up, the count doubles each second in which the last doubling raised the rate (over "
+        "a slow network each call waits a round trip, however fast the server); back to "
+        "--receivers at the first empty receive. --receivers or less: a fixed count.")
     drain_wait_seconds: int = setting(
         1, "With --until-empty: the long-poll wait of each receive when shorter than "
         "--wait-seconds (0-20 s). The run stops once every receiver has seen an empty receive "
@@ -60,6 +65,8 @@ class QueueSection:
             problems.append(f"--visibility-timeout: expected 1-43200 s, found {self.visibility_timeout}")
         if not 1 <= self.receivers <= 64:
             problems.append(f"--receivers: expected 1-64, found {self.receivers}")
+        if not 1 <= self.max_receivers <= 64:
+            problems.append(f"--max-receivers: expected 1-64, found {self.max_receivers}")
         return problems
 
 

@@ -48,6 +48,8 @@ class RunSummary:
     last_version: int | None = None
     commit_conflicts: int = 0
     """Changelog versions another poller committed first (each retried at the next version)."""
+    receivers_max: int = 0
+    """The most receivers that polled at once (a backlog adds some, up to --max-receivers)."""
     seconds: float = 0.0
 
     def add(self, batch: OpenBatch, out: BatchOutcome) -> None:

@@ -1,13 +1,17 @@
-"""Without faults the proxy is transparent to boto3's S3 and SQS clients, and counts operations."""
+"""Without faults the proxy is transparent to boto3's S3 and SQS clients, counts operations and
+holds each request the delay it is given, without holding the others."""
 
 from __future__ import annotations
 
+import threading
+import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from chaos import FaultProxy
+from chaos import FaultPlan, FaultProxy
 from tests.conftest import unique
 from tests.faults.conftest import aws_client
 
@@ -54,3 +58,29 @@ def test_control_endpoint_is_answered_by_the_proxy_not_the_emulator(proxy: Fault
         direct.open(f"{proxy.endpoint}/__faults__/nonsense", timeout=5)
     assert err.value.code == 404 and b"unknown control" in err.value.read()
     assert proxy.stats()["requests"] == {}  # control calls are never counted nor forwarded
+
+
+def test_delay_holds_every_request_without_holding_the_others(proxy: FaultProxy) -> None:
+    """A delayed request does not wait for another one's delay: all four are in flight at once."""
+    sqs = aws_client("sqs", proxy.endpoint)
+    url = sqs.create_queue(QueueName=unique("delay"))["QueueUrl"]
+    proxy.set_plan(FaultPlan(), seed=0)  # restarts the in-flight counters
+    proxy.set_delay(1000)
+    try:
+        start = threading.Barrier(4)
+
+        def depth() -> float:
+            start.wait()
+            began = time.monotonic()
+            sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+            return time.monotonic() - began
+
+        with ThreadPoolExecutor(4) as pool:
+            took = list(pool.map(lambda _: depth(), range(4)))
+        stats = proxy.stats()
+    finally:
+        proxy.set_delay(0)
+    assert min(took) >= 1.0 and stats["delay_ms"] == 1000
+    assert (stats["in_flight_max"], stats["in_flight"]) == (4, 0)
+    assert stats["in_flight_seconds"] >= 4.0  # each of the four was held at least its second
+    assert proxy.stats()["delay_ms"] == 0
