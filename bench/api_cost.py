@@ -1,6 +1,6 @@
-"""API cost: AWS requests by operation per 1,000 events, and their list price, for the real
-`lakeinlet-poll --until-empty` and `lakeinlet-load run --drain` (once per committer), beside a
-Hudi-style loop over the same number of messages, all in one run. Figures, not pass/fail."""
+"""API cost: AWS requests by operation per 1,000 events and per loaded object, and their list
+price, for the real `lakeinlet-poll --until-empty` and `lakeinlet-load run --drain` (once per
+committer), beside a Hudi-style loop over the same messages, all in one run. Figures, not pass/fail."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from chaos.fault_log import FaultRecord, read_fault_log  # noqa: E402
 from chaos.jobs import job_env  # noqa: E402
 from chaos.observed import queue_left  # noqa: E402
-from chaos.plan import FaultPlan  # noqa: E402
+from chaos.plan import FaultPlan, FaultRule  # noqa: E402
 from chaos.proxy import FaultProxy  # noqa: E402
 from lakeinlet.aws import AwsSection, client  # noqa: E402
 from lakeinlet.committers import default_committer_conf, s3a_committer_conf  # noqa: E402
@@ -53,6 +54,17 @@ PER_FILE = {"COPY": ("CopyObject",), "PUT": ("PutObject",),
             "HEAD": ("HeadObject",), "LIST": ("ListObjectsV2", "ListObjects", "ListMultipartUploads"),
             "DELETE": ("DeleteObject", "DeleteObjects"), "GET": ("GetObject",)}
 """Columns of the per-data-file table: S3 operations grouped (MPU: a multipart upload's calls)."""
+PER_OBJECT = {"GET": ("GetObject",), "HEAD": ("HeadObject",),
+              "LIST": ("ListObjectsV2", "ListObjects", "ListMultipartUploads"),
+              "PUT": ("PutObject", "CopyObject", "CreateMultipartUpload", "UploadPart",
+                      "CompleteMultipartUpload"),
+              "DELETE": ("DeleteObject", "DeleteObjects", "AbortMultipartUpload")}
+"""Columns of the per-loaded-object table (PUT: every write, a multipart upload's calls included)."""
+GOAL_PER_OBJECT = 4
+"""S3 requests per loaded Parquet object the loader aims at, all its requests included."""
+TRACE = FaultPlan((FaultRule("*", "latency", probability=1.0, latency_ms=1),))
+"""Every request held 1 ms, so the proxy logs each one (operation, bucket, key): its counters
+restart when mitmdump reloads its addon, and they name no key."""
 
 
 def price(api: str) -> float:
@@ -76,14 +88,15 @@ def folded(requests: Counter[str]) -> Counter[str]:
     return out
 
 
-def counted(proxy: FaultProxy, run: Callable[[], Any]) -> tuple[Counter[str], float, Any]:
-    """The requests the proxy saw while `run` ran (nothing else talks to it), seconds, result."""
-    before = Counter(proxy.stats()["requests"])
+def counted(proxy: FaultProxy, run: Callable[[], Any]) -> tuple[Counter[str], float, Any, list[FaultRecord]]:
+    """The requests the proxy logged while `run` ran (nothing else talks to it), seconds, result,
+    and the log's records of them."""
+    before = len(read_fault_log(proxy.log_path))
     started = time.monotonic()
     result = run()
     seconds = time.monotonic() - started
-    after = Counter(proxy.stats()["requests"])
-    return folded(after - before), seconds, result
+    records = read_fault_log(proxy.log_path)[before:]
+    return folded(Counter(r.operation for r in records)), seconds, result, records
 
 
 def upload(endpoint: str, bucket: str, files: Sequence[SampleFile], threads: int = 8) -> None:
@@ -165,9 +178,10 @@ def poller_argv(endpoint: str, queue_url: str, stack: Stack, lake: str) -> list[
             "--bucket", stack.bucket, "--until-empty", "--log-format", "json"]
 
 
-def loader_argv(endpoint: str, lake: str, fmt: str, catalog: Path, committer: str = "") -> list[str]:
+def loader_argv(endpoint: str, lake: str, fmt: str, catalog: Path, committer: str = "",
+                extra: Sequence[str] = ()) -> list[str]:
     """`lakeinlet-load run --drain` into `s3://<lake>/orders_<fmt>[_<committer>]` (defaults: 1000
-    files a batch), with the committer's settings if one is named."""
+    files a batch), with the committer's settings if one is named, then `extra` (key=value)."""
     table = f"orders_{fmt}" + (f"_{committer}" if committer else "")
     argv = [sys.executable, "-m", "lakeinlet.incremental.job", "run", "--drain",
             "--changelog", f"s3://{lake}/changelog", "--table", f"s3://{lake}/{table}",
@@ -176,6 +190,8 @@ def loader_argv(endpoint: str, lake: str, fmt: str, catalog: Path, committer: st
             "--log-format", "json"]
     for key, value in COMMITTERS.get(committer, {}).items():
         argv += ["--spark-conf", f"{key}={value}"]
+    for kv in extra:
+        argv += ["--spark-conf", kv]
     if fmt == "iceberg":
         argv += ["--iceberg-catalog-uri", f"jdbc:sqlite:{catalog}", "--iceberg-table", f"bench.{table}"]
     return argv
@@ -194,10 +210,30 @@ class Row:
     """One measured job: its requests by operation, seconds, and messages it received."""
 
     def __init__(self, name: str, requests: Counter[str], seconds: float, messages: int = 0,
-                 files: int = 0) -> None:
+                 files: int = 0, records: Sequence[FaultRecord] = ()) -> None:
         self.name, self.requests, self.seconds, self.messages = name, requests, seconds, messages
         self.files = files
         """Data files the job wrote (loaders only)."""
+        self.records = list(records)
+        """The proxy's log of each of the job's requests, in the order answered."""
+
+    def s3_split(self, bucket: str) -> tuple[Counter[str], Counter[str]]:
+        """S3 requests by API: on the notified objects' keys (`bucket`/NOTIFIED…), and all others
+        (the table, its ledger, the changelog, the committer's files, bucket-level requests)."""
+        on, shared = Counter[str](), Counter[str]()
+        for r in self.records:
+            if r.service == "s3":
+                mine = r.bucket == bucket and r.key.startswith(NOTIFIED)
+                (on if mine else shared)[r.api] += 1
+        return on, shared
+
+    def sequences(self, bucket: str) -> Counter[str]:
+        """Per notified object, its requests in order (e.g. `GET HEAD GET`), counted by sequence."""
+        per_key: dict[str, list[str]] = {}
+        for r in self.records:
+            if r.service == "s3" and r.bucket == bucket and r.key.startswith(NOTIFIED):
+                per_key.setdefault(r.key, []).append(r.api.removesuffix("Object").upper())
+        return Counter(" ".join(ops) for ops in per_key.values())
 
     def cells(self) -> list[int]:
         """Counts of COLUMNS, then every other operation together."""
@@ -219,32 +255,33 @@ def prepare(endpoint: str, n: int) -> tuple[Stack, str, list[SampleFile]]:
 
 
 def measure_loader(proxy: FaultProxy, stack: Stack, n: int, fmt: str, committer: str, jars: str,
-                   work: Path) -> Row:
+                   work: Path, extra: Sequence[str] = ()) -> Row:
     """One loader run into its own table, counted; with the number of data files it wrote."""
     name = fmt + (f"_{committer}" if committer else "")
-    reqs, secs, summ = counted(proxy, lambda: run_job(
-        loader_argv(proxy.endpoint, "lake", fmt, work / "iceberg.db", committer), work / f"load-{name}.log",
-        jars))
+    reqs, secs, summ, records = counted(proxy, lambda: run_job(
+        loader_argv(proxy.endpoint, "lake", fmt, work / "iceberg.db", committer, extra),
+        work / f"load-{name}.log", jars))
     if summ.get("loaded", 0) != n:
         print(f"note: {name} loader: {summ.get('loaded')} objects loaded, expected {n}")
     written = data_files(stack.endpoint, "lake", f"orders_{name}")
-    return Row(f"lakeinlet-load {fmt}" + (f" {committer}" if committer else ""), reqs, secs, files=written)
+    return Row(f"lakeinlet-load {fmt}" + (f" {committer}" if committer else ""), reqs, secs, files=written,
+               records=records)
 
 
 def measure(proxy: FaultProxy, stack: Stack, files: list[SampleFile], formats: list[str],
-            jars: str, work: Path, committers: Sequence[str] = ("",)) -> list[Row]:
+            jars: str, work: Path, committers: Sequence[str] = ("",), extra: Sequence[str] = ()) -> list[Row]:
     """Poller, then a loader per format and committer, then the Hudi-style loop; each counted on
     its own."""
     queue_url = stack.queue_url.replace(stack.endpoint, proxy.endpoint)
     rows = []
-    reqs, secs, summ = counted(proxy, lambda: run_job(
+    reqs, secs, summ, _ = counted(proxy, lambda: run_job(
         poller_argv(proxy.endpoint, queue_url, stack, "lake"), work / "poller.log", jars))
     rows.append(Row("lakeinlet-poll", reqs, secs, int(summ.get("messages", 0))))
     for fmt in formats:
         for committer in committers:
-            rows.append(measure_loader(proxy, stack, len(files), fmt, committer, jars, work))
+            rows.append(measure_loader(proxy, stack, len(files), fmt, committer, jars, work, extra))
     baseline_url = fill_baseline_queue(stack.endpoint, stack, files).replace(stack.endpoint, proxy.endpoint)
-    reqs, secs, (msgs, _) = counted(proxy, lambda: hudi_style_loop(proxy.endpoint, baseline_url))
+    reqs, secs, (msgs, _), _ = counted(proxy, lambda: hudi_style_loop(proxy.endpoint, baseline_url))
     rows.append(Row("Hudi-style loop", reqs, secs, msgs))
     return rows
 
@@ -276,6 +313,49 @@ def s3_counts(r: Row) -> list[int]:
     """The job's S3 requests in the PER_FILE groups, then all its S3 requests."""
     groups = [sum(r.requests.get(api, 0) for api in apis) for apis in PER_FILE.values()]
     return [*groups, sum(n for api, n in r.requests.items() if api not in SQS_APIS)]
+
+
+def per_object_cells(requests: Counter[str]) -> list[int]:
+    """Counts of the PER_OBJECT groups, every other S3 request, then all of them."""
+    groups = [sum(requests.get(api, 0) for api in apis) for apis in PER_OBJECT.values()]
+    every = sum(requests.values())
+    return [*groups, every - sum(groups), every]
+
+
+def print_per_object(rows: list[Row], n: int, bucket: str) -> None:
+    """Each loader's S3 requests per loaded object by operation: on the objects themselves, and
+    the rest of its requests (table, ledger, changelog, committer) spread over them; the most
+    common sequences of requests on one object; their list price beside the Hudi-style loop's."""
+    loaders = [r for r in rows if r.name.startswith("lakeinlet-load") and r.records]
+    if not loaders:
+        return
+    print(f"\nS3 requests per loaded object ({n:,} objects). objects: requests on the loaded objects' "
+          "keys; shared: every other S3 request of the run (table, ledger, changelog, committer), "
+          "divided by the objects; PUT: every write, multipart calls included")
+    print(f"{'job':<27}{'requests':<9}" + "".join(f"{c:>8}" for c in PER_OBJECT)
+          + f"{'other':>8}{'total':>8}{'$/M events':>12}")
+    for r in loaders:
+        on, shared = r.s3_split(bucket)
+        for label, part in (("objects", on), ("shared", shared), ("all", on + shared)):
+            print(f"{r.name if label == 'objects' else '':<27}{label:<9}"
+                  + "".join(f"{v / n:>8.2f}" for v in per_object_cells(part))
+                  + f"{cost(folded(part)) * 1e6 / n:>12.2f}")
+    for r in loaders:
+        print(f"requests on one object, in order ({r.name}; objects with that sequence):")
+        for seq, count in r.sequences(bucket).most_common(3):
+            print(f"  {count:>5}  {seq}")
+    poller, base = rows[0], rows[-1]
+    print(f"\nUSD per million events at us-east-1 list prices: Hudi-style loop (receive, HEAD, "
+          f"delete; loads nothing) {cost(base.requests) * 1e6 / n:.2f}; poller "
+          f"{cost(poller.requests) * 1e6 / n:.2f}")
+    for r in loaders:
+        on, shared = r.s3_split(bucket)
+        total = (on + shared).total() / n
+        met = "met" if total <= GOAL_PER_OBJECT else "not met"
+        print(f"  {r.name}: {cost(r.requests) * 1e6 / n:.2f}, poller + loader "
+              f"{(cost(r.requests) + cost(poller.requests)) * 1e6 / n:.2f} "
+              f"({(cost(r.requests) + cost(poller.requests)) / cost(base.requests):.2f}x the loop); "
+              f"goal ≤ {GOAL_PER_OBJECT} S3 requests per loaded object: {total:.2f}, {met}")
 
 
 def print_per_file(rows: list[Row], n: int) -> None:
@@ -330,17 +410,18 @@ def print_goals(rows: list[Row], n: int, queued: int, receivers: int = 4) -> Non
         print(f"goal no per-message HEAD when the event has size and etag: {r.name} makes "
               f"{r.requests.get('HeadObject', 0) * 1000 / n:.0f} HEADs per 1,000 events; "
               "for Parquet the loader's own check is one ranged GET of each object's tail, not a "
-              "HEAD (incremental/objects.py); these come from Spark's s3a and the table, ledger "
-              "and changelog reads (the proxy does not tell clients apart)")
+              "HEAD (incremental/objects.py); the HEADs on the objects are Spark's (see the "
+              "sequences above)")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Each loader runs once per committer, each into its own table (Spark's default
     FileOutputCommitter and the S3A magic committer), with requests per data file written.
 
-    The jobs run against moto THROUGH the fault proxy with an empty plan (their endpoint URL is the
-    proxy's), which counts every request by operation. Uploads and queue set-up go to moto
-    directly, so they are not counted.
+    The jobs run against moto THROUGH the fault proxy (their endpoint URL is the proxy's), whose
+    plan only holds every request 1 ms so that it logs each one (`TRACE`): requests are counted
+    from that log, by operation and by key. Uploads and queue set-up go to moto directly, so they
+    are not counted.
     """
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="300 objects instead of 2,000")
@@ -351,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="run each loader once per committer, each into its own table: file (Spark's "
                          "default FileOutputCommitter: renames by COPY + DELETE), magic (the S3A magic "
                          "committer); '' runs each loader once with its own settings")
+    ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for every loader run (repeatable), e.g. "
+                         "spark.hadoop.fs.s3a.input.stream.type=prefetch")
     args = ap.parse_args(argv)
     committers = [c for c in args.committers.split(",") if c] or [""]
     if unknown := [c for c in committers if c and c not in COMMITTERS]:
@@ -361,16 +445,21 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     os.environ.update(TEST_CREDENTIALS)
     os.environ.pop("AWS_ENDPOINT_URL", None)
-    print(f"python {sys.version.split()[0]}, {n:,} objects, formats {args.formats}, committers "
-          f"{args.committers or 'as configured'}; {load()}")
+    from pyspark import __version__ as spark
+
+    print(f"python {sys.version.split()[0]}, pyspark {spark}, {n:,} objects, formats {args.formats}, "
+          f"committers {args.committers or 'as configured'}"
+          + "".join(f", --spark-conf {kv}" for kv in args.spark_conf) + f"; {load()}")
     with MotoServer(log=str(work / "moto.log")) as moto:
         stack, _, files = prepare(moto.endpoint, n)
         queued = queue_left(moto.endpoint, stack.queue_url)
         print(f"queued notifications: {queued} (one is moto's s3:TestEvent)")
-        with FaultProxy(moto.endpoint, FaultPlan(), 0, work / "faults.jsonl") as proxy:
+        (work / "requests.jsonl").unlink(missing_ok=True)
+        with FaultProxy(moto.endpoint, TRACE, 0, work / "requests.jsonl") as proxy:
             formats = [f for f in args.formats.split(",") if f]  # "": the poller and the loop only
-            rows = measure(proxy, stack, files, formats, jars, work, committers)
+            rows = measure(proxy, stack, files, formats, jars, work, committers, args.spark_conf)
     print_tables(rows, n)
+    print_per_object(rows, n, stack.bucket)
     print_per_file(rows, n)
     print_goals(rows, n, queued)
     print(f"\n{load()}")

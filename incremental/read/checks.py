@@ -6,8 +6,9 @@ Each check runs on the error path or on a small per-object aggregate, never per 
 - bytes but no rows → read alone, strictly, to keep the root cause → `corrupt` or `missing`
   (no error and no record: a valid empty object, e.g. a CSV of only its header);
 - Parquet rows read short of the footer's row count (a corrupt row group) → `corrupt`;
-- size or modification time read by Spark differ from the HEAD's → overwritten after the HEAD:
-  its newer version's event loads it (`filtered`).
+- size or modification time read by Spark differ from the HEAD's, or more Parquet rows read than
+  the footer read with the HEAD holds → overwritten after the HEAD: its newer version's event
+  loads it (`filtered`).
 """
 
 from __future__ import annotations
@@ -91,9 +92,24 @@ def problems(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref,
         elif (s is None or not s.rows) and o.size and (status := no_rows(reader, o, s)):
             failed[ref] = status
     if reader.settings.source_format == "parquet":
+        failed |= beyond_footer([o for o in objs if (o.bucket, o.key) not in failed], seen, footers)
         failed |= short_of_footer(reader, [o for o in objs if (o.bucket, o.key) not in failed], seen,
                                   footers)
     return failed
+
+
+def beyond_footer(objs: Sequence[PlannedObject], seen: Mapping[Ref, Seen],
+                  footers: Mapping[Ref, Footer]) -> Failed:
+    """Parquet objects that yielded more rows than the footer read with their HEAD holds: a read
+    never yields more rows than its own footer, so Spark read another version (overwritten after
+    the HEAD, when the plan's sizes and mtimes are the HEAD's own)."""
+    out: Failed = {}
+    for o in objs:
+        ref = (o.bucket, o.key)
+        if (s := seen.get(ref)) is not None and (f := footers.get(ref)) is not None and s.rows > f.rows:
+            out[ref] = (FILTERED, f"object overwritten during the load (read {s.rows} rows, the footer "
+                                  f"read with its HEAD holds {f.rows}); its newer version's event loads it")
+    return out
 
 
 def changed_since_head(s: Seen, head: ObjectHead | None) -> str | None:

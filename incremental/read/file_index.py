@@ -1,7 +1,7 @@
-"""Fast path (switch `file-index`): a Parquet read planned from the objects' file statuses, fetched
-in parallel and handed to Spark's file index through its JVM classes; the plain path is Spark's
-own planning (see `reader.SparkReader._load`, measured by bench/loader_throughput.py). A Spark line
-without the JVM classes or methods a step calls takes the plain path for the process, with one warning."""
+"""Fast path (switch `file-index`): a Parquet read planned from the objects' file statuses (those of
+the check before the read, else fetched) handed to Spark's file index through its JVM classes; the
+plain path is Spark's own planning (`reader.SparkReader._load`). A Spark line without the JVM
+classes or methods a step calls takes the plain path for the process, with one warning."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from py4j.protocol import Py4JError, Py4JJavaError
@@ -17,10 +18,11 @@ from pyspark.sql import types as T
 
 from lakeinlet import jvm as lakejvm
 from lakeinlet.incremental.model import MISSING, PlannedObject
+from lakeinlet.incremental.ports import ObjectHead
 from lakeinlet.logs import event
 
 STATUS_THREADS = 16
-"""Parallel file-status requests when Spark's file index is handed the batch's files."""
+"""Parallel file-status requests (or built statuses) when Spark's file index is handed the batch's files."""
 Planned = dict[str, tuple[int, int]]
 """Files as a read's plan holds them (their `_metadata`): path URI → (size, mtime in ms)."""
 Failed = dict[tuple[str, str], tuple[str, str]]
@@ -70,28 +72,40 @@ def fell_back(step: str, exc: BaseException) -> None:
 
 def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], options: Mapping[str, str],
                  schema: T.StructType, objs: Sequence[PlannedObject], failed: Failed,
-                 planned: Planned) -> tuple[DataFrame | None, list[PlannedObject]]:
-    """The read planned from the objects' file statuses (one getFileStatus each, `STATUS_THREADS`
-    at a time), handed to Spark's file index, which then lists nothing (Spark's own planning
-    checks each path, then lists them one by one on the driver). The statuses are taken at
-    planning time, as Spark's would be, so checks of `_metadata` size and mtime against the HEADs
-    keep their meaning (`planned` gets each one's size and mtime). An object not found is set
-    aside as missing in `failed`, as Spark's planning would."""
+                 planned: Planned, heads: Mapping[tuple[str, str], ObjectHead] | None = None
+                 ) -> tuple[DataFrame | None, list[PlannedObject]]:
+    """The read planned from the objects' file statuses, handed to Spark's file index, which then
+    lists nothing (Spark's own planning checks each path, then lists them one by one on the
+    driver). An object with a head (`heads`: the check before the read, a HEAD or the ranged GET
+    of a Parquet tail) gets its status built from it, with no request: the bytes Spark reads are
+    then held to that check's answer (rows against its footer, lineage with its etag). Any other
+    object gets one getFileStatus (`STATUS_THREADS` at a time), taken at planning time as Spark's
+    would be, and one not found is set aside as missing in `failed`, as Spark's planning would.
+    `planned` gets each file's size and mtime as the plan holds them."""
     jvm, js = lakejvm.of(spark), lakejvm.session(spark)
     ds = jvm.org.apache.spark.sql.execution.datasources
     scala_options = jvm.PythonUtils.toScalaMap(options)
     conf = js.sessionState().newHadoopConfWithOptions(scala_options)
     cache = ds.FileStatusCache.getOrCreate(js)
+    fs_api = jvm.org.apache.hadoop.fs
     status_class = jvm.java.lang.Class.forName("org.apache.hadoop.fs.FileStatus")
+    heads = heads or {}
 
     def status(o: PlannedObject) -> Any:
-        path = jvm.org.apache.hadoop.fs.Path(uri(o))
-        try:
-            found = path.getFileSystem(conf).getFileStatus(path)
-        except Py4JJavaError as exc:
-            if exc.java_exception.getClass().getName() != "java.io.FileNotFoundException":
-                raise
-            return None
+        path = fs_api.Path(uri(o))
+        fs = path.getFileSystem(conf)
+        head = heads.get((o.bucket, o.key))
+        if head is not None and head.last_modified is not None:
+            path = fs.makeQualified(path)
+            found = fs_api.FileStatus(head.size, False, 1, fs.getDefaultBlockSize(path),
+                                      _millis(head.last_modified), path)
+        else:
+            try:
+                found = fs.getFileStatus(path)
+            except Py4JJavaError as exc:
+                if exc.java_exception.getClass().getName() != "java.io.FileNotFoundException":
+                    raise
+                return None
         leaf = jvm.java.lang.reflect.Array.newInstance(status_class, 1)
         leaf[0] = found
         cache.putLeafFiles(path, leaf)
@@ -117,6 +131,13 @@ def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], optio
     relation = ds.HadoopFsRelation(index, empty.partitionColumns(), jschema, none,
                                    ds.parquet.ParquetFileFormat(), scala_options, js)
     return DataFrame(js.baseRelationToDataFrame(relation), spark), left
+
+
+def _millis(t: datetime) -> int:
+    """Milliseconds since the epoch, as Hadoop's file statuses hold mtimes (a naive time is local,
+    as `reader._micros` takes it)."""
+    aware = t if t.tzinfo is not None else t.astimezone()
+    return (aware - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
 
 
 def _status_pool() -> ThreadPoolExecutor:

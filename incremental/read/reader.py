@@ -112,7 +112,7 @@ class SparkReader:
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
         merge = not one_schema(objs, footers)
         planned: Planned = {}
-        raw, objs = self._load(objs, failed, table_schema, merge, planned)
+        raw, objs = self._load(objs, failed, table_schema, merge, planned, heads)
         if raw is not None and self.text and not set(raw.columns) - {CORRUPT_COL}:
             # Not one record of the batch parsed, so its inferred schema is the corrupt-record
             # column alone, which Spark refuses to query; each object is judged read alone.
@@ -150,17 +150,18 @@ class SparkReader:
         return out
 
     def _load(self, objs: Sequence[PlannedObject], failed: Failed, table: Any | None,
-              merge: bool = True, planned: Planned | None = None
+              merge: bool = True, planned: Planned | None = None,
+              heads: Mapping[Ref, ObjectHead] | None = None
               ) -> tuple[DataFrame | None, list[PlannedObject]]:
         """The bulk read; Spark checks that every path exists when planning the read, so an
         object deleted since the HEAD is set aside as missing and the read is planned again.
-        Parquet with a schema is planned from file statuses fetched in parallel (`_indexed`,
-        which fills `planned` with them)."""
+        Parquet with a schema is planned from file statuses built from `heads` or fetched in
+        parallel (`_indexed`, which fills `planned` with them)."""
         left = list(objs)
         if left and self.settings.source_format == "parquet" and self.schema is not None \
                 and fast_paths.enabled("file-index") and file_index.usable("read"):
             try:
-                return self._indexed(left, failed, planned if planned is not None else {})
+                return self._indexed(left, failed, planned if planned is not None else {}, heads)
             except Exception as exc:  # Spark's own planning below decides (a fast path never fails a read)
                 file_index.fell_back("read", exc)
         while left:
@@ -177,11 +178,12 @@ class SparkReader:
                 left = [o for o in left if o not in gone]
         return None, left
 
-    def _indexed(self, objs: Sequence[PlannedObject], failed: Failed, planned: Planned) -> tuple[
-            DataFrame | None, list[PlannedObject]]:
+    def _indexed(self, objs: Sequence[PlannedObject], failed: Failed, planned: Planned,
+                 heads: Mapping[Ref, ObjectHead] | None = None
+                 ) -> tuple[DataFrame | None, list[PlannedObject]]:
         options, schema = self._options(strict=False, merge=False)
         assert schema is not None
-        return file_index.indexed_read(self.spark, self.uri, options, schema, objs, failed, planned)
+        return file_index.indexed_read(self.spark, self.uri, options, schema, objs, failed, planned, heads)
 
     def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
                       rows: int | None = None, seen: Observation | None = None) -> DataFrame:

@@ -16,6 +16,7 @@ from pyspark.sql import types as T
 from lakeinlet import jvm as lakejvm
 from lakeinlet.dev.emulator import MotoServer
 from lakeinlet.incremental.model import MISSING, PlannedObject
+from lakeinlet.incremental.ports import ObjectHead
 from lakeinlet.incremental.read import file_index
 
 pytestmark = [pytest.mark.spark]
@@ -91,6 +92,32 @@ def test_start_callback_server_lets_the_jvm_call_python(spark: Any) -> None:
     lakejvm.start_callback_server(spark)
     lakejvm.start_callback_server(spark)  # started once
     assert lakejvm.of(spark).java.util.Optional.empty().orElseGet(_Supplier()) == "from Python"
+
+
+def test_the_file_index_builds_a_status_from_a_head_without_asking_the_store(
+        spark: Any, tmp_path: Path) -> None:
+    """A head's size and mtime are the plan's (no status fetched: the file's own mtime differs),
+    and what Spark reports as each row's `_metadata`; an object without a head is still fetched."""
+    for name in ("a.parquet", "b.parquet"):
+        pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / name)
+    size = (tmp_path / "a.parquet").stat().st_size
+    then = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    now = datetime.now(UTC)
+    objs = [PlannedObject("b", key, "e", None, 1, key, now, 0) for key in ("a.parquet", "b.parquet")]
+    heads = {("b", "a.parquet"): ObjectHead(size, "e", then)}
+    planned: file_index.Planned = {}
+    schema = T.StructType([T.StructField("id", T.LongType())])
+    df, left = file_index.indexed_read(spark, lambda o: f"file:{tmp_path}/{o.key}", {}, schema,
+                                       objs, {}, planned, heads)
+    assert df is not None and left == objs
+    by_name = {path.rpartition("/")[2]: status for path, status in planned.items()}
+    assert by_name["a.parquet"] == (size, 1767323045000)
+    assert by_name["b.parquet"][1] == (tmp_path / "b.parquet").stat().st_mtime_ns // 1_000_000
+    assert file_index.planned_files(df) == planned
+    seen = {r["name"]: r["mtime"] for r in df.select(
+        df["_metadata.file_name"].alias("name"), df["_metadata.file_modification_time"].alias("mtime")
+    ).distinct().collect()}
+    assert seen["a.parquet"].astimezone(UTC) == then
 
 
 def test_static_field_reads_a_private_one(spark: Any) -> None:
