@@ -150,8 +150,11 @@ class TargetPort(Protocol[StagedT]):
     adapter's `publish` takes the `Staged` its own `stage` made."""
 
     stages_rows: bool
-    """Whether `stage` writes a Load's rows (Delta, Iceberg), so checks that ride on the write can
-    run before `publish`; Hudi's datasource writes and commits at once in `publish`: False."""
+    """Whether `stage` writes a Load's rows, so checks that ride on the write run before the rows
+    are visible: Delta and Iceberg stage files that `publish` commits; Hudi's one-pass write runs
+    the checks inside Hudi's commit (a pre-commit hook, `hudi/one_pass.py`), so its `stage`
+    commits and `publish` returns that version. False where Hudi lacks the hook: it then writes
+    and commits at once in `publish`, after a checked read."""
 
     def checkpoint(self) -> Checkpoint: ...
 

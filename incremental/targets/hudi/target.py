@@ -1,10 +1,11 @@
-"""Adapter: the Hudi target table (Copy-on-Write). Spark's Hudi datasource writes and commits;
-hudi-rs reads the timeline (checkpoint, history, schema) without the JVM.
-"""
+"""Adapter: the Hudi target table (Copy-on-Write). Spark's Hudi writer writes and commits, a
+one-pass batch checked before its instant completes (`one_pass`); hudi-rs reads the timeline
+(checkpoint, history, schema) without the JVM."""
 
 from __future__ import annotations
 
 import json
+import logging
 import posixpath
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -28,9 +29,11 @@ from lakeinlet.incremental.model import (
 )
 from lakeinlet.incremental.ports import Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.hudi import one_pass
 from lakeinlet.incremental.targets.hudi.lease import Lease, held
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.schema import fallback_schema
+from lakeinlet.logs import event
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import delta_uri, hudi_rs_options
 
@@ -66,7 +69,8 @@ archived where hudi-rs does not read them."""
 
 @dataclass
 class Staged:
-    """A commit to make: rows (or none) and the Hudi operation that writes them with `meta`."""
+    """A commit to make: rows (or none) and the Hudi operation that writes them with `meta`; a
+    one-pass batch's was made by `stage` (`version`), or refused by its check (`rejected`)."""
 
     outcomes: list[Outcome]
     start: Position
@@ -75,9 +79,32 @@ class Staged:
     schema: pa.Schema | None
     operation: str
     extra: dict[str, str] | None = None
+    version: int | None = None
+    rejected: str | None = None
+    roll_back: Callable[[], None] | None = None
 
     def discard(self) -> None:
-        """Nothing was written."""
+        """Roll back the instant a refused one-pass write left inflight (else nothing was
+        written); should that fail, Hudi's next writer rolls it back."""
+        if self.roll_back is not None:
+            undo, self.roll_back = self.roll_back, None
+            try:
+                undo()
+            except Exception as exc:  # the next write's eager rollback of failed writes does it
+                event(one_pass.log, "hudi_rollback_failed", level=logging.WARNING, reason=str(exc)[:300],
+                      then="the next write rolls the instant back")
+
+
+class _StagesRows:
+    """`HudiTarget.stages_rows`: whether a Load's rows are written in `stage` and checked before
+    their instant completes (`one_pass`); else (a Spark without what that calls) they are checked
+    before the write. A descriptor, not a property: the target port declares a plain attribute."""
+
+    def __get__(self, target: HudiTarget | None, owner: type | None = None) -> bool:
+        return target is not None and one_pass.usable(target._spark())
+
+    def __set__(self, target: HudiTarget, value: bool) -> None:
+        raise AttributeError("stages_rows follows what this process's Spark can do")
 
 
 class HudiTarget:
@@ -92,8 +119,7 @@ class HudiTarget:
     rolls back.
     """
 
-    stages_rows = False
-    """Hudi's datasource commits as it writes: a batch is checked before it is written."""
+    stages_rows = _StagesRows()
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str],
                  spark_uri: str, section: HudiSection, spark: Callable[[], Any], lease: Lease) -> None:
@@ -151,37 +177,88 @@ class HudiTarget:
 
     def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> Staged:
         """What the commit will write: the batch's rows (with the table's earlier rows of a
-        `replace` object marked deleted: one upsert), or a removal's rows to delete. Hudi's
-        datasource writes and commits at once, so nothing is written here."""
+        `replace` object marked deleted: one upsert), or a removal's rows to delete. A batch not
+        read ahead of its write (`ReadBatch.verify`) is written and committed here, its checks
+        and `publish`'s run before its instant completes (`_write_checked`); otherwise nothing is
+        written until `publish`.
+
+        Raises:
+            CommitConflict, LeaseLost: as `publish`, for a batch written here (nothing committed).
+        """
         if isinstance(change, Removal):
             return self._stage_removal(change, start, end, batch_id)
         batch, outcomes = change.batch, list(change.outcomes)
+        one = batch.verify is not None and batch.data is not None
+        data = one_pass.rows(self._spark(), batch.data) if one else batch.data
         earlier = tc.replacing(outcomes, change.replace) if self.schema() is not None else []
         victims = self._victims(earlier) if earlier else None
         if victims is None:
             meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes,
                                 previous=tc.newest_watermark(self.commits, self.app_id))
-            return Staged(outcomes, start, meta, batch.data, batch.schema, self._operation())
-        rows, counts = victims
-        outcomes = tc.replaced_outcomes(outcomes, counts)
-        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes,
-                            previous=tc.newest_watermark(self.commits, self.app_id))
-        return Staged(outcomes, start, meta, self._with_deletions(batch.data, rows, batch_id), batch.schema,
-                      "upsert", REPLACING)
+            staged = Staged(outcomes, start, meta, data, batch.schema, self._operation())
+        else:
+            rows, counts = victims
+            outcomes = tc.replaced_outcomes(outcomes, counts)
+            meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes,
+                                previous=tc.newest_watermark(self.commits, self.app_id))
+            staged = Staged(outcomes, start, meta, self._with_deletions(data, rows, batch_id, batch.data),
+                            batch.schema, "upsert", REPLACING)
+        if one:
+            self._write_checked(staged, batch)
+        return staged
 
     def publish(self, staged: Staged) -> int:
-        """Write and commit the staged rows with the checkpoint, in one Hudi commit.
+        """Write and commit the staged rows with the checkpoint, in one Hudi commit (a one-pass
+        batch's commit, made by `stage`, is returned as it is).
 
         Raises:
             CommitConflict: the checkpoint is no longer the staged `start`.
             LeaseLost: another loader took the lease over (this one stalled past it).
+            TerminalError: Hudi's write of a one-pass batch failed its check (nothing committed).
         """
+        if staged.rejected is not None:
+            staged.discard()
+            raise TerminalError(f"{self.uri}: {staged.rejected}; nothing of the batch was committed")
+        if staged.version is not None:
+            return staged.version
         self.lease.check()
-        now = self.checkpoint().position
-        if (now or Position(-1)) != staged.start:
-            raise CommitConflict(f"checkpoint of {self.uri} moved from {staged.start} to {now}: "
-                                 "another loader committed this batch")
+        self._check_start(staged.start)
         return self._write(staged.data, staged.schema, staged.meta, staged.operation, staged.extra)
+
+    def _check_start(self, start: Position) -> None:
+        """Raises CommitConflict when the checkpoint is no longer `start`."""
+        now = self.checkpoint().position
+        if (now or Position(-1)) != start:
+            raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
+                                 "another loader committed this batch")
+
+    def _write_checked(self, staged: Staged, batch: Any) -> None:
+        """Write `staged` in one pass and commit it, or leave it refused: inside Hudi's commit,
+        once the rows are written and before the instant completes, the batch's own checks
+        (`batch.problem`: rows read against the footers, every row with lineage) and Hudi's
+        (no write errors; a keyless insert wrote every row), then `publish`'s (the lease, the
+        checkpoint). A refused write is `rejected` (`discard` rolls its instant back); a lost
+        lease or a moved checkpoint is raised, its instant left to the lease's next holder."""
+        spark = self._spark()
+        promised = sum(batch.rows.values()) if staged.operation == "insert" else None
+
+        def check(written: one_pass.Written) -> None:
+            one_pass.observed(spark, batch.data)  # what `batch.problem` (and the loader's) reads
+            why = batch.problem() or written.problem(promised)
+            if why is not None:
+                staged.rejected = why
+                raise one_pass.Rejected(why)
+            self.lease.check()
+            self._check_start(staged.start)
+
+        options = self._options(staged.operation, staged.extra, staged.meta)
+        try:
+            one_pass.write(spark, staged.data, options, self.spark_uri, check)
+        except one_pass.Rejected:
+            staged.roll_back = lambda: one_pass.roll_back(spark, self.spark_uri, options["hoodie.table.name"],
+                                                          options)
+            return
+        staged.version = self._committed(staged.meta)
 
     def _victims(self, objs: Sequence[PlannedObject]) -> tuple[Any, dict[tuple[str, str], int]] | None:
         """The table's rows of `objs` (with Hudi's meta columns) and their count per object; None
@@ -191,20 +268,22 @@ class HudiTarget:
                   rows.groupBy("_source_bucket", "_source_key").count().collect()}
         return (rows, counts) if counts else None
 
-    def _with_deletions(self, data: Any, victims: Any, batch_id: str) -> Any:
+    def _with_deletions(self, data: Any, victims: Any, batch_id: str, keys: Any = None) -> Any:
         """The batch's rows plus `victims` marked deleted, for one upsert: a victim's
         _source_key becomes the delete marker (no column is added to the table). A keyed table
         keys both sides by its record key, and a victim the batch rewrites under the same key
-        and partition is left to the upsert; a keyless table's victims keep their generated
-        keys and meta columns (Hudi looks their files up by them), and the batch's rows get
-        keys of their own (Hudi generates none in an upsert)."""
+        and partition (in `keys`, default `data`: the batch read again, so that a one-pass
+        write's `data` is read once, as its row count assumes) is left to the upsert; a keyless
+        table's victims keep their generated keys and meta columns (Hudi looks their files up by
+        them), and the batch's rows get keys of their own (Hudi generates none in an upsert)."""
         from pyspark.sql import functions as F
 
         if data is None:
             return victims.withColumn("_source_key", F.lit(DELETE_MARKER))
         if self.section.hudi_record_key:
             same = [*self.section.hudi_record_key.split(","), *self.partition_by]
-            victims = victims.join(data.select(*same).distinct(), same, "left_anti").drop(*META_COLUMNS)
+            rewritten = (data if keys is None else keys).select(*same).distinct()
+            victims = victims.join(rewritten, same, "left_anti").drop(*META_COLUMNS)
         else:
             data = data.withColumn("_hoodie_record_key", F.concat(
                 F.lit(f"{batch_id}_"), F.monotonically_increasing_id().cast("string"))).withColumn(
@@ -261,8 +340,20 @@ class HudiTarget:
         if data is None:
             data = empty_frame(spark, _spark_schema(self.schema() or schema or
                                                     fallback_schema(self.partition_by)))
-        options = self.options(operation) | (extra or {}) | tc.prefixed(meta)
-        data.write.format("hudi").options(**options).mode("append").save(self.spark_uri)
+        data.write.format("hudi").options(**self._options(operation, extra, meta)).mode("append") \
+            .save(self.spark_uri)
+        return self._committed(meta)
+
+    def _options(self, operation: str, extra: dict[str, str] | None, meta: dict[str, str]) -> dict[str, str]:
+        """A write's options: `options`, the operation's own, and `meta` for the commit's metadata."""
+        return self.options(operation) | (extra or {}) | tc.prefixed(meta)
+
+    def _committed(self, meta: dict[str, str]) -> int:
+        """The version of the commit Hudi just made with `meta`.
+
+        Raises:
+            TerminalError: the newest commit does not hold `meta`.
+        """
         head = self.commits(1)
         if not head or any(head[0].meta.get(k) != v for k, v in meta.items()):
             raise TerminalError(f"{self.uri}: Hudi returned, but its newest commit does not hold this "
