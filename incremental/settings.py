@@ -60,8 +60,9 @@ class TablesSection:
         metavar="URIS")
     target_file_mb: int = setting(
         128, "Target size of the table's data files in MiB: a batch is written as about one file "
-        "per this many bytes of source data (per partition value), and `maintain` rewrites smaller "
-        "files into files of this size.", metavar="MB")
+        "per this many bytes of source data (per partition value; a batch of 32 MiB or more by up "
+        "to a task per core, each file of at least 16 MiB), and `maintain` rewrites smaller files "
+        "into files of this size.", metavar="MB")
     quarantine: str | None = setting(
         None, "URI of the quarantine table (Delta) of malformed JSON/CSV records, each with its "
         "object and line; default: <table>_quarantine beside the table.", metavar="URI")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -124,6 +125,10 @@ class ArrowFrame:
 
     def coalesce(self, _: int) -> ArrowFrame:  # file sizing's: kept a file per object, to compact
         return self
+
+    @property
+    def sparkSession(self) -> Any:  # Spark's name; file sizing spreads a big batch over the cores
+        return SimpleNamespace(sparkContext=SimpleNamespace(defaultParallelism=1))
 
     def parquet(self, uri: str) -> None:
         folder = uri.split("://", 1)[1]
