@@ -74,10 +74,10 @@ def record(changelog: DeltaChangelog, events: Sequence[ObjectEvent]) -> int:
 
 
 def loader_config(aws: AwsSection, lake: str, table: str, fmt: str = "parquet", target: str = "delta",
-                  iceberg_uri: str | None = None, **plan: Any) -> LoaderConfig:
+                  iceberg_uri: str | None = None, schema: str = SCHEMA_DDL, **plan: Any) -> LoaderConfig:
     tables = TablesSection(changelog=f"s3a://{lake}/changelog", table=f"s3a://{lake}/{table}",
                            target_format=target)
-    return LoaderConfig(tables=tables, read=ReadSection(source_format=fmt, schema=SCHEMA_DDL),
+    return LoaderConfig(tables=tables, read=ReadSection(source_format=fmt, schema=schema),
                         plan=PlanSection(**plan), iceberg=IcebergSection(iceberg_catalog_uri=iceberg_uri),
                         aws=aws)
 
