@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
+
+from _localstack import ServerProcess
 
 VERSION = "1.7.1"
 ARTIFACT = "org.elasticmq:elasticmq-server_2.13"
@@ -67,24 +68,13 @@ def ensure_jars(cache: Path | None = None) -> Path:
     return lib
 
 
-class ElasticMQ:
+class ElasticMQ(ServerProcess):
     """ElasticMQ's SQS API on 127.0.0.1:`port`, as a context manager (started, waited for until it
     answers ListQueues, stopped on exit)."""
 
     def __init__(self, port: int, log: Path, lib: Path | None = None, heap_mb: int = 512) -> None:
-        self.port, self.log, self.heap_mb = port, log, heap_mb
-        self.lib = lib
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def cpu_seconds(self) -> float:
-        """CPU seconds (user + system) the JVM used so far."""
-        assert self._proc is not None
-        fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        super().__init__(port, log)
+        self.lib, self.heap_mb = lib, heap_mb
 
     def _ready(self) -> bool:
         request = urllib.request.Request(self.endpoint, b"Action=ListQueues", method="POST",
@@ -116,12 +106,3 @@ class ElasticMQ:
         except BaseException:
             self.__exit__()
             raise
-
-    def __exit__(self, *exc: object) -> None:
-        if self._proc and self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGTERM)
-            try:
-                self._proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()

@@ -78,11 +78,11 @@ def venv_or_skip(work: Path, what: str) -> Path | None:
         return None
 
 
-class LocalStack:
-    """LocalStack serving s3, sqs, sns, iam, sts on 127.0.0.1:`port`, as a context manager."""
+class ServerProcess:
+    """A server the benchmarks start on 127.0.0.1:`port`: its endpoint and the CPU it used."""
 
-    def __init__(self, python: Path, port: int, log: Path) -> None:
-        self.python, self.port, self.log = python, port, log
+    def __init__(self, port: int, log: Path) -> None:
+        self.port, self.log = port, log
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -90,10 +90,28 @@ class LocalStack:
         return f"http://127.0.0.1:{self.port}"
 
     def cpu_seconds(self) -> float:
-        """CPU seconds (user + system, its waited-for children included) LocalStack used so far."""
+        """CPU seconds (user + system, its waited-for children included) the server used so far."""
         assert self._proc is not None
         fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+    def __exit__(self, *exc: object) -> None:
+        """Stops the server's process group: SIGTERM, then SIGKILL after 30 s."""
+        if self._proc and self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGTERM)
+            try:
+                self._proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.wait()
+
+
+class LocalStack(ServerProcess):
+    """LocalStack serving s3, sqs, sns, iam, sts on 127.0.0.1:`port`, as a context manager."""
+
+    def __init__(self, python: Path, port: int, log: Path) -> None:
+        super().__init__(port, log)
+        self.python = python
 
     def __enter__(self) -> LocalStack:
         env = os.environ | {"SERVICES": "s3,sqs,sns,iam,sts", "GATEWAY_SERVER": "hypercorn",
@@ -114,11 +132,3 @@ class LocalStack:
                 time.sleep(0.5)
         self.__exit__()
         raise RuntimeError(f"LocalStack did not answer on {self.endpoint} in 120 s; see {self.log}")
-
-    def __exit__(self, *exc: object) -> None:
-        if self._proc and self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGTERM)
-            try:
-                self._proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from lakeinlet.dev.emulator import MotoServer
+from lakeinlet.incremental.ports import ReadBatch
+from lakeinlet.incremental.read.reader import SparkReader
 from lakeinlet.incremental.targets import every_format
 from lakeinlet.spark import REQUIRED_CLASSES, SparkSection, get_session
 
@@ -46,3 +48,18 @@ def spark(moto_server: MotoServer, iceberg_catalog: str) -> Iterator[Any]:
 def target_format(request: pytest.FixtureRequest) -> str:
     """Each acceptance test runs once per target format."""
     return str(request.param)
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[ReadBatch]:
+    """Every ReadBatch the loader's reader returns."""
+    seen: list[ReadBatch] = []
+    original = SparkReader.read
+
+    def spy(self: SparkReader, *args: Any, **kwargs: Any) -> ReadBatch:
+        batch = original(self, *args, **kwargs)
+        seen.append(batch)
+        return batch
+
+    monkeypatch.setattr(SparkReader, "read", spy)
+    return seen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import subprocess
 import uuid
@@ -19,7 +20,7 @@ import pyarrow.parquet as pq
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import DeltaChangelog
-from lakeinlet.dev.samples import SCHEMA_DDL, SampleFile, make_rows
+from lakeinlet.dev.samples import SCHEMA_DDL, SampleFile, make_files, make_rows
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.settings import LoaderConfig, PlanSection, ReadSection, RunSection, TablesSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
@@ -131,3 +132,24 @@ def two_row_groups_second_corrupt() -> bytes:
     start = col.data_page_offset
     data[start + 8:start + 8 + 64] = b"\xff" * 64
     return bytes(data)
+
+
+def short_of_footers_read_again(spark: Any, aws: AwsSection, reads: Sequence[Any], caplog: Any,
+                                target_format: str) -> tuple[Parts, Any]:
+    """Loads a Parquet object whose later row group is corrupt beside a good one: the one-pass
+    write holds fewer rows than the footers, so the batch is read again, checked, and only the
+    good object's rows land (asserted). Returns the parts and the S3 client."""
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("parquet", 1, 3)[0]
+    p = parts(make_config(aws, lake, target_format=target_format), spark)
+    record(p.changelog, [put(s3, landing, "half.parquet", two_row_groups_second_corrupt()),
+                         put(s3, landing, good.key, good.body)])
+    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+        p.loader().drain()
+    assert [b.verify is not None for b in reads] == [True, False]
+    rereads = [str(vars(r)) for r in caplog.records if r.getMessage() == "reread"]
+    assert len(rereads) == 1 and "footers promise" in rereads[0], rereads
+    ledger = {r["key"]: (r["status"], r["rows"]) for r in ledger_rows(p)}
+    assert ledger == {"half.parquet": ("corrupt", 0), good.key: ("loaded", 3)}
+    assert sorted(target_rows(p).column("_source_key").to_pylist()) == [good.key] * 3
+    return p, s3

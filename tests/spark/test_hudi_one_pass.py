@@ -14,7 +14,6 @@ import pytest
 from lakeinlet.aws import AwsSection
 from lakeinlet.dev.samples import make_files
 from lakeinlet.incremental.ports import ReadBatch
-from lakeinlet.incremental.read.reader import SparkReader
 from lakeinlet.incremental.targets.hudi.lease import LeaseLost
 from tests.spark.loader_helpers import (
     ledger_rows,
@@ -23,26 +22,11 @@ from tests.spark.loader_helpers import (
     parts,
     put,
     record,
+    short_of_footers_read_again,
     target_rows,
-    two_row_groups_second_corrupt,
 )
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.hudi]
-
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[ReadBatch]:
-    """Every ReadBatch the loader's reader returns."""
-    seen: list[ReadBatch] = []
-    original = SparkReader.read
-
-    def spy(self: SparkReader, *args: Any, **kwargs: Any) -> ReadBatch:
-        batch = original(self, *args, **kwargs)
-        seen.append(batch)
-        return batch
-
-    monkeypatch.setattr(SparkReader, "read", spy)
-    return seen
 
 
 def timeline(s3: Any, target: Any) -> list[str]:
@@ -85,19 +69,7 @@ def test_a_write_short_of_the_footers_is_never_committed(
     """A corrupt later row group: the rows written fall short of the footers, so the check refuses
     the commit; its instant is rolled back, and the checked re-read quarantines that object and
     loads the other. Fails if the check lets a bad batch through."""
-    landing, lake, s3 = new_lake(aws)
-    good = make_files("parquet", 1, 3)[0]
-    p = parts(make_config(aws, lake, target_format="hudi"), spark)
-    record(p.changelog, [put(s3, landing, "half.parquet", two_row_groups_second_corrupt()),
-                         put(s3, landing, good.key, good.body)])
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
-        p.loader().drain()
-    assert [b.verify is not None for b in reads] == [True, False]
-    rereads = [str(vars(r)) for r in caplog.records if r.getMessage() == "reread"]
-    assert len(rereads) == 1 and "footers promise" in rereads[0], rereads
-    ledger = {r["key"]: (r["status"], r["rows"]) for r in ledger_rows(p)}
-    assert ledger == {"half.parquet": ("corrupt", 0), good.key: ("loaded", 3)}
-    assert sorted(target_rows(p).column("_source_key").to_pylist()) == [good.key] * 3
+    p, s3 = short_of_footers_read_again(spark, aws, reads, caplog, "hudi")
     loads = [c.meta["batch"] for c in p.target.commits() if c.meta.get("operation") == "load"]
     assert len(loads) == 1 and loads[0].endswith("-checked"), loads
     names = timeline(s3, p.target)

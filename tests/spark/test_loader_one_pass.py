@@ -21,26 +21,11 @@ from tests.spark.loader_helpers import (
     parts,
     put,
     record,
+    short_of_footers_read_again,
     target_rows,
-    two_row_groups_second_corrupt,
 )
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
-
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[ReadBatch]:
-    """Every ReadBatch the loader's reader returns."""
-    seen: list[ReadBatch] = []
-    original = SparkReader.read
-
-    def spy(self: SparkReader, *args: Any, **kwargs: Any) -> ReadBatch:
-        batch = original(self, *args, **kwargs)
-        seen.append(batch)
-        return batch
-
-    monkeypatch.setattr(SparkReader, "read", spy)
-    return seen
 
 
 @pytest.mark.parametrize("target_format", ["delta", "iceberg"])
@@ -91,19 +76,7 @@ def test_a_write_short_of_the_footers_is_read_again_and_checked_first(
         caplog: pytest.LogCaptureFixture) -> None:
     """A corrupt later row group: the one-pass write holds fewer rows than the footers; nothing
     of it is committed, the checked re-read quarantines that object and loads the other."""
-    landing, lake, s3 = new_lake(aws)
-    good = make_files("parquet", 1, 3)[0]
-    p = parts(make_config(aws, lake, target_format=target_format), spark)
-    record(p.changelog, [put(s3, landing, "half.parquet", two_row_groups_second_corrupt()),
-                         put(s3, landing, good.key, good.body)])
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
-        p.loader().drain()
-    assert [b.verify is not None for b in reads] == [True, False]
-    rereads = [str(vars(r)) for r in caplog.records if r.getMessage() == "reread"]
-    assert len(rereads) == 1 and "footers promise" in rereads[0], rereads
-    ledger = {r["key"]: (r["status"], r["rows"]) for r in ledger_rows(p)}
-    assert ledger == {"half.parquet": ("corrupt", 0), good.key: ("loaded", 3)}
-    assert sorted(target_rows(p).column("_source_key").to_pylist()) == [good.key] * 3
+    p, _ = short_of_footers_read_again(spark, aws, reads, caplog, target_format)
     if target_format == "delta":  # the first write's files were deleted, not left for vacuum
         written = p.target.fs.get_file_info(pafs.FileSelector(f"{p.target.root}/data", recursive=True))
         committed = {u.split("://", 1)[1] for u in p.target.table().file_uris()}
