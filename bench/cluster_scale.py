@@ -36,8 +36,6 @@ PHASES = ("plan", "read", "commit", "ledger")
 """The batch's phases as the loader times them (`batch` log line); `ledger` is the rest of its
 total: the ledger append (and quarantine commit) after the target's commit."""
 SIZES = (1, 2)
-WRITE_TASKS = 8
-"""Write tasks a batch is sized into by default (--target-file-mb), so two executors share them."""
 WARM_FILES = 4
 """Objects of each load's warm-up batch (the session starts, the executors register, the table is
 created), so the measured batch appends with warm JVMs, as a long-running loader's would."""
@@ -117,7 +115,7 @@ def load_command(fmt: str, workers: int, lake: str, events_dir: Path, file_mb: i
         "--conf spark.eventLog.compress=false "
         f"{ROOT / 'incremental' / '__main__.py'} run --continuous --interval-seconds 1 "
         f"--source-format parquet --schema {shlex.quote(SCHEMA_DDL)} --target-format {fmt} "
-        f"--target-file-mb {file_mb} --log-format json "
+        f"{f'--target-file-mb {file_mb} ' if file_mb else ''}--log-format json "
         f"--changelog s3://{lake}/changelog --table s3://{lake}/orders{iceberg}")
 
 
@@ -307,10 +305,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--formats", default="delta",
                     help=f"comma-separated target formats (on Spark {line}: {', '.join(on_line)})")
     ap.add_argument("--target-file-mb", type=int, default=0,
-                    help="the loader's --target-file-mb (default: an eighth of the objects' MiB, at "
-                         "least 1): the loader coalesces a batch into one task per this many MiB of "
-                         "source, so at its own default (128) a smaller batch is one task, which a "
-                         "second executor cannot share")
+                    help="the loader's --target-file-mb (default: the loader's own; a batch of 32 MiB "
+                         "or more is written by up to a task per executor core either way)")
     args = ap.parse_args()
     args.files = args.files or (40 if args.quick else 300)
     args.rows = args.rows or 20000
@@ -333,11 +329,11 @@ def main() -> None:
     samples = make_files("parquet", args.files, args.rows)
     warm = make_files("parquet", WARM_FILES, args.rows, prefix="warm/")
     mb = sum(len(f.body) for f in samples) / 1e6
-    args.target_file_mb = args.target_file_mb or max(1, int(mb * 1e6 / 2**20 / WRITE_TASKS))
     load_start = Path("/proc/loadavg").read_text().split()[:3]
     print(f"Spark {pyspark.__version__}; {args.files} parquet objects, {args.rows} rows each, {mb:.1f} MB; "
           f"moto over s3a; standalone cluster on 127.0.0.1 (2 workers of 1 core), {os.cpu_count()} cores "
-          f"shared with the driver, moto and the daemons; --target-file-mb {args.target_file_mb}; "
+          f"shared with the driver, moto and the daemons; "
+          f"--target-file-mb {args.target_file_mb or 'default'}; "
           f"{args.pairs} pairs; load average at start {' '.join(load_start)}")
     print("per load: the measured batch's phases in s, with (seconds a Spark job ran) beside each; the "
           "rest of a phase is the driver alone", flush=True)
