@@ -252,6 +252,8 @@ def row(fmt: str, width: Width, pairs: list[Pair], judge: bool = True) -> tuple[
     goal = GOALS.get(fmt) if width.name == GOAL_WIDTH else None
     verdict = "" if goal is None else f"≥{goal:.2f} " + (
         ("met" if speed >= goal else "NOT met") if judge else "(full size)")
+    if goal is not None and judge and speed < goal <= round(speed, 2):
+        verdict += f" ({speed:.4f}x)"  # the two decimals of its column round it up to the goal
     text = (f"{fmt:<8} {width.name:<7} {plain:>8.2f} {base:>11.2f} {load:>9.2f} {width.mb / load:>12.2f} "
             f"{speed:>12.2f}x {load / plain:>13.2f}x  {verdict:<13} {os.getloadavg()[0]:>5.2f}   "
             + ", ".join(f"{p.speed:.2f}x" for p in pairs))
