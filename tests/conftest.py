@@ -15,6 +15,8 @@ from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer, Stack, provisio
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from tests.installed import Dists, build, installed_venv
 
+pytest_plugins = ["tests.schedule"]
+
 for _name, _value in TEST_CREDENTIALS.items():
     os.environ[_name] = _value
 os.environ.pop("AWS_ENDPOINT_URL", None)
@@ -93,10 +95,15 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_dists: Dists) -> 
     return installed_venv(tmp_path_factory.mktemp("wheel-venv"), built_dists)
 
 
+TEST_ALL = "LAKEINLET_TEST_ALL"
+"""Set by `make test-all`: the scenarios marked `test_all(line)` run on that line too."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every spark and cluster test is also an `engine` test. On a Spark line with no Hudi jars
     (Spark 4), tests that run Hudi in Spark skip, saying why; Hudi's engine-free code (the lease,
-    hudi-rs reads) is still tested there."""
+    hudi-rs reads) is still tested there. A test marked `test_all(line)` skips on that line unless
+    `make test-all` runs it."""
     from lakeinlet import jars
 
     for item in items:
@@ -106,6 +113,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         line = jars.installed_line()
     except jars.UnsupportedSpark:
         return
+    if not os.environ.get(TEST_ALL):
+        extra = pytest.mark.skip(reason=f"Spark {line}: `make test-all` runs this scenario on this line "
+                                        "(`make test` on the 3.5 line)")
+        for item in items:
+            if any(line in m.args for m in item.iter_markers("test_all")):
+                item.add_marker(extra)
     why = jars.NOT_ON_LINE.get((line, "hudi"))
     if why is None:
         return

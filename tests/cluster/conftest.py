@@ -17,10 +17,10 @@ from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer
 from tests.catalogs import RestCatalogServer
 from tests.cluster.flow import ROOT, Flow, parse
 from tests.cluster.standalone import StandaloneCluster
+from tests.schedule import JVM_OPTIONS, add_section
 
 RESULTS_FILE = "cluster-results.md"
 REUSE_VENV = "LAKEINLET_CLUSTER_VENV"
-_report: list[str] = []  # the table's lines and its file, printed by pytest_terminal_summary
 
 
 IVY_SETTINGS = """<ivysettings>
@@ -98,20 +98,13 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Results]:
     if found.rows or found.figures:
         path = tmp_path_factory.getbasetemp() / RESULTS_FILE
         path.write_text("\n".join(found.table()) + "\n")
-        _report[:] = [*found.table(), f"(written to {path})"]
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _report:
-        terminalreporter.section("cluster tier: rows and wall times")
-        for line in _report:
-            terminalreporter.write_line(line)
+        add_section("cluster tier: rows and wall times", [*found.table(), f"(written to {path})"])
 
 
 @pytest.fixture(scope="session")
 def standalone(tmp_path_factory: pytest.TempPathFactory, results: Results) -> Iterator[StandaloneCluster]:
     t0 = time.monotonic()
-    cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone")).start()
+    cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone"), java_options=JVM_OPTIONS).start()
     results.figures["cluster start (master + 2 workers registered)"] = time.monotonic() - t0
     try:
         yield cluster
@@ -140,7 +133,8 @@ def submitter(cluster_venv: Path, standalone: StandaloneCluster, moto_server: Mo
     # Central is named (measured: `download failed: commons-codec#commons-codec;1.16.1!commons-codec.jar`).
     (conf_dir / "ivysettings.xml").write_text(IVY_SETTINGS)
     (conf_dir / "spark-defaults.conf").write_text(
-        f"spark.jars.ivy {ivy_dir()}\nspark.jars.ivySettings {conf_dir / 'ivysettings.xml'}\n")
+        f"spark.jars.ivy {ivy_dir()}\nspark.jars.ivySettings {conf_dir / 'ivysettings.xml'}\n"
+        f"spark.driver.defaultJavaOptions {JVM_OPTIONS}\nspark.executor.defaultJavaOptions {JVM_OPTIONS}\n")
     return Submitter(parse(), cluster_venv, standalone, moto_server.endpoint,
                      tmp_path_factory.mktemp("submit"), conf_dir)
 

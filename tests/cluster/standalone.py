@@ -39,6 +39,8 @@ class StandaloneCluster:
     workers: int = 2
     cores: int = 1
     memory: str = "1g"
+    java_options: str = ""
+    """The daemons' JVM options (SPARK_DAEMON_JAVA_OPTS)."""
     master_port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -53,7 +55,8 @@ class StandaloneCluster:
     def _spawn(self, name: str, args: list[str]) -> None:
         log = open(self.root / f"{name}.log", "ab")  # noqa: SIM115 (kept open for the daemon's life)
         self.procs.append(subprocess.Popen([str(SPARK_HOME / "bin" / "spark-class"), *args], stdout=log,
-                                           stderr=subprocess.STDOUT, env=loopback_env(),
+                                           stderr=subprocess.STDOUT,
+                                           env=loopback_env() | {"SPARK_DAEMON_JAVA_OPTS": self.java_options},
                                            start_new_session=True, cwd=self.root))
 
     def start(self, timeout: float = 90.0) -> StandaloneCluster:

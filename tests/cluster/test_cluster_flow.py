@@ -124,7 +124,7 @@ def load(submitter: Submitter, lake: Lake, target_format: str, archive: bool) ->
 ONE_LINE = pytest.mark.skipif(jars.installed_line() != "3.5", reason="shipping a packed venv does not "
                               "depend on the Spark line: it runs once, on the 3.5 line")
 ONE_OF_TWO = pytest.mark.skipif(jars.installed_line() != "3.5", reason="the 4.1 line runs one clean "
-                                "load (Delta) and one kill (Iceberg) on the cluster; the 3.5 line every pair")
+                                "load (Delta), and one kill (Iceberg) in `make test-all`; the 3.5 line every pair")
 
 
 @pytest.mark.parametrize(("target_format", "archive"),
@@ -181,7 +181,8 @@ def wait_gone(cluster: StandaloneCluster, app: str, timeout: float = 60) -> None
     assert not cluster.executors(app), f"executors of {app} still run {timeout:.0f} s after its driver died"
 
 
-@pytest.mark.parametrize("target_format", [pytest.param(f, marks=ONE_OF_TWO) if f == "delta" else f
+@pytest.mark.parametrize("target_format", [pytest.param(f, marks=ONE_OF_TWO) if f == "delta" else
+                                           pytest.param(f, marks=pytest.mark.test_all("4.1"))
                                            for f in FORMATS])
 def test_driver_then_executor_killed_mid_write(target_format: str, submitter: Submitter,
                                                moto_server: MotoServer, standalone: StandaloneCluster,

@@ -1,5 +1,6 @@
-"""The acceptance suite, once per target format (Delta, Hudi, Iceberg): Spark local[2], moto over
-s3a, rows read back by a different engine (delta-rs, hudi-rs, pyiceberg) and by Spark."""
+"""The acceptance suite, once per target format (Delta, Hudi, Iceberg) and again with every fast path
+off (the plain paths they shadow): Spark local[2], moto over s3a, rows read back by a different engine
+(delta-rs, hudi-rs, pyiceberg) and by Spark."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from lakeinlet import fast_paths
 from lakeinlet.aws import AwsSection
 from lakeinlet.dev.samples import SCHEMA_DDL, make_files, make_rows
 from lakeinlet.events import ObjectEvent
@@ -32,6 +34,13 @@ from tests.targets import CRASH_POINTS, Crash, crashing
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 NOW = datetime.now(UTC)
+
+
+@pytest.fixture(autouse=True, params=["fast", "plain"])
+def paths(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test with lakeinlet's fast paths on, then with every one off."""
+    monkeypatch.setenv(fast_paths.VARIABLE, "on" if request.param == "fast" else "off")
+    return str(request.param)
 
 
 def ids(table: pa.Table) -> list[int]:
