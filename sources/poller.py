@@ -24,46 +24,18 @@ from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.poison import MoveResult, Poison, PoisonMover, RateLimitedLog
 from lakeinlet.sources.ports import Changelog, DeadLetterQueue, Message, Queue
+from lakeinlet.sources.receive_retries import RetryReport
 from lakeinlet.sources.scaling import ReceiverScaler
 from lakeinlet.sources.summary import BatchOutcome, RunSummary
 from lakeinlet.sources.visibility import VisibilityKeeper
 
-__all__ = ["InjectedCrash", "Poller", "PollerSettings", "RunSummary", "crash_at"]
+__all__ = ["InjectedCrash", "Poller", "PollerSettings", "RetryReport", "RunSummary", "crash_at"]
 
 log = logging.getLogger("lakeinlet.sources.poller")
 
 
 class InjectedCrash(RuntimeError):
     """Raised by a crash point in tests: the process "dies" at a named step."""
-
-
-class RetryReport:
-    """Receive failures shared by the receivers: a queue never reached within `connect_timeout`
-    is a terminal error; once reached, failures are retried for ever, logged once a minute."""
-
-    def __init__(self, clock: Callable[[], float], connect_timeout: float) -> None:
-        self._clock, self._timeout = clock, connect_timeout
-        self._started, self._connected = clock(), False
-        self._lock = threading.Lock()
-        self._logged_at: float | None = None
-        self._since_log = 0
-
-    def succeeded(self) -> None:
-        self._connected = True
-
-    def failed(self, exc: TransientError) -> TerminalError | None:
-        """Count a failure; the error to stop with when the queue was never reached in time."""
-        now = self._clock()
-        with self._lock:
-            self._since_log += 1
-            if not self._connected and now - self._started >= self._timeout:
-                return TerminalError(f"no receive succeeded in {now - self._started:.0f} s "
-                                     f"(--connect-timeout-seconds {self._timeout:g}): {exc}")
-            if self._logged_at is None or now - self._logged_at >= 60:
-                log.warning("receive failed %d time(s) since the last report, retrying: %s",
-                            self._since_log, exc)
-                self._logged_at, self._since_log = now, 0
-        return None
 
 
 def crash_at(step: str) -> Callable[[str], None]:
