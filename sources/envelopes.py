@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote_plus
 
 from lakeinlet.errors import EnvelopeError
 from lakeinlet.events import NULL_VERSION, WANTED, ObjectEvent
+from lakeinlet.own import Location, OwnLocations
 from lakeinlet.sources.validate import event_problem, shown
 
 TEST_EVENT = "s3:TestEvent"
@@ -202,13 +203,18 @@ def _time(doc: Any, path: str) -> datetime:
 
 @dataclass(frozen=True)
 class EventFilter:
-    """Which events become changelog rows: a bucket allow-list and event-name prefixes.
+    """Which events become changelog rows: a bucket allow-list, event-name prefixes, and never
+    an event under lakeinlet's own locations (`own`: its changelog, tables, ledgers...).
 
     An empty allow-list accepts every bucket (the queue policy is then the only gate).
     """
 
     buckets: frozenset[str] = frozenset()
     event_prefixes: tuple[str, ...] = WANTED
+    own: OwnLocations = field(default_factory=OwnLocations)
+
+    def own_location(self, event: ObjectEvent) -> Location | None:
+        return self.own.owner(event.bucket, event.key)
 
     def bucket_allowed(self, event: ObjectEvent) -> bool:
         return not self.buckets or event.bucket in self.buckets

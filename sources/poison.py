@@ -79,8 +79,7 @@ def with_error(msg: Message, error: str) -> Message:
     """`msg` with the parse error as one more attribute, when SQS's limits leave room for it
     (at most 10 attributes, 256 KiB in all); otherwise unchanged: the originals win."""
     attr = MessageAttribute("String", error[:MAX_ERROR_CHARS])
-    size = len(msg.body.encode("utf-8")) + sum(len(k.encode()) + a.size()
-                                               for k, a in msg.attributes.items())
+    size = msg.size()
     room = MAX_MESSAGE_BYTES - size - len(ERROR_ATTRIBUTE) - attr.size()
     if len(msg.attributes) >= MAX_MESSAGE_ATTRIBUTES or room < 0:
         log.warning("poison message %s: no room for the %s attribute (%d attributes, %d bytes)",
