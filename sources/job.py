@@ -14,6 +14,7 @@ from lakeinlet.changelog.maintain import maintain
 from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
+from lakeinlet.own import OwnLocations
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
 from lakeinlet.sources.commands import PROG, USAGES, build_parser, commands_epilog
@@ -39,7 +40,8 @@ def poller_settings(config: SourceConfig) -> PollerSettings:
         batch_seconds=b.batch_seconds, until_empty=b.until_empty, drain_wait_seconds=q.drain_wait_seconds,
         delete_attempts=b.delete_attempts, poison=p.action, poison_log_per_minute=p.log_per_minute,
         connect_timeout=q.connect_timeout_seconds,
-        event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types)))
+        event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types),
+                                 OwnLocations.of([config.changelog.uri, *f.lake])))
 
 
 def dead_letter_queue(config: SourceConfig, queue: SqsQueue) -> SqsQueue:

@@ -22,6 +22,7 @@ from lakeinlet.sources.acks import Acker, AckResult
 from lakeinlet.sources.batch import OpenBatch
 from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.envelopes import EventFilter
+from lakeinlet.sources.own_events import OwnEventLog
 from lakeinlet.sources.poison import MoveResult, Poison, PoisonMover, RateLimitedLog
 from lakeinlet.sources.ports import Changelog, DeadLetterQueue, Message, Queue
 from lakeinlet.sources.receive_retries import RetryReport
@@ -116,6 +117,7 @@ class Poller:
         self._receivers: list[threading.Thread] = []
         self._mover = self._poison_mover(dlq)
         self._poison_log = RateLimitedLog(log, "poison", settings.poison_log_per_minute, clock)
+        self._own_log = OwnEventLog(clock)
         depth = max(4, settings.batch_size // 10 + 2 * ceiling)
         self._inbox: stdlib_queue.Queue[tuple[list[Message], datetime]] = stdlib_queue.Queue(depth)
         self._stop = threading.Event()
@@ -299,6 +301,7 @@ class Poller:
         """Commit the batch's rows (one commit), then start deleting its messages: never the
         reverse. Returns the next (empty) batch; the deletes run while it fills."""
         t0 = self._clock()
+        self._own_log.add(batch.own)
         self._crash("before_commit")
         version = None
         try:
