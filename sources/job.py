@@ -26,7 +26,7 @@ from lakeinlet.sources.status import status_text
 
 log = logging.getLogger("lakeinlet.sources.job")
 
-POLL_USAGE = (f"{PROG} --queue-url URL --changelog URI [options]\n"
+POLL_USAGE = (f"{PROG} --queue-url URL --changelog URI (--bucket B | --any-bucket) [options]\n"
               + "".join(f"       {usage}\n" for usage in USAGES.values()))
 
 
@@ -65,8 +65,8 @@ def run(config: SourceConfig) -> RunSummary:
     logs.setup(config.log.log_format, config.log.log_level)
     settings = poller_settings(config)
     check_locations({"--changelog": config.changelog.uri}, config.aws)
-    if not settings.event_filter.buckets:
-        log.warning("no --bucket allow-list: events from every bucket are written")
+    if config.filter.any_bucket:
+        log.warning("--any-bucket: events from every bucket are written (no --bucket allow-list)")
     queue = SqsQueue.from_config(config.queue.queue_url, config.aws)
     dlq = dead_letter_queue(config, queue) if settings.poison == "dlq" else None
     poller = Poller(queue=queue, changelog=OpenDeltaChangelog(config.changelog.uri, config.aws),

@@ -106,10 +106,13 @@ class FilterSection:
     """Which events become rows. Events filtered out are acknowledged and counted, not written."""
 
     buckets: tuple[str, ...] = setting(
-        (), "Bucket allow-list (repeat the flag or separate with commas). Events from other "
-        "buckets are never written; they are acknowledged (retrying cannot make them acceptable, "
-        "and parking them in the DLQ would hide real poison) and logged with the bucket name. "
-        "Empty: every bucket is accepted and a warning says so.", flag="--bucket", metavar="BUCKET")
+        (), "Bucket allow-list (repeat the flag or separate with commas): required, or --any-bucket. "
+        "Events from other buckets are never written; they are acknowledged (retrying cannot make "
+        "them acceptable, and parking them in the DLQ would hide real poison) and logged with the "
+        "bucket name.", flag="--bucket", metavar="BUCKET")
+    any_bucket: bool = setting(
+        False, "Accept events from every bucket instead of a --bucket allow-list: the queue policy "
+        "is then the only gate, and anyone who may send to the queue chooses what the loader reads.")
     lake: tuple[str, ...] = setting(
         (), "lakeinlet's lake roots (tables, ledgers, quarantine, archives) whose events are never "
         "written, as s3://bucket/prefix (repeat the flag or separate with commas). They are "
@@ -129,6 +132,12 @@ class FilterSection:
         problems = [f"--event-type {t}: expected an event-name prefix as records carry it, e.g. "
                     f"{t.removeprefix('s3:').rstrip('*')}" for t in self.event_types
                     if t.startswith("s3:") or "*" in t]
+        if not self.buckets and not self.any_bucket:
+            problems.append("--bucket: expected one or more buckets whose events are written (or "
+                            "--any-bucket to write every bucket's), found neither")
+        elif self.buckets and self.any_bucket:
+            problems.append(f"--any-bucket: expected without --bucket, found --bucket "
+                            f"{','.join(self.buckets)}")
         return problems + [f"--lake {uri}: expected s3://bucket[/prefix] (a local path names no S3 "
                            "event)" for uri in self.lake if location(uri) is None]
 

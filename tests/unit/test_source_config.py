@@ -70,7 +70,7 @@ def test_help_is_generated_from_the_field_docs(capsys: pytest.CaptureFixture[str
     assert done.value.code == 0
     out = " ".join(capsys.readouterr().out.split())
     for words in ("--until-empty", "Drain and stop", "--visibility-timeout", "--bucket",
-                  "Bucket allow-list", "LAKEINLET__QUEUE__QUEUE_URL", "AWS_ENDPOINT_URL",
+                  "Bucket allow-list", "LAKEINLET__QUEUE__QUEUE_URL", "AWS_ENDPOINT_URL", "--any-bucket",
                   "--lake URI", "LAKEINLET__FILTER__LAKE", "lakeinlet's lake roots (tables, ledgers"):
         assert words in out
 
@@ -113,6 +113,25 @@ def test_an_event_type_written_as_a_notification_configuration_name_is_refused()
     expected = r"--event-type s3:LifecycleExpiration:\*.*e\.g\. LifecycleExpiration:"
     with pytest.raises(ConfigError, match=expected):
         config(["--queue-url", QUEUE, "--changelog", "x", "--event-type", "s3:LifecycleExpiration:*"])
+
+
+def test_the_poller_refuses_to_start_without_a_bucket_allow_list(capsys: pytest.CaptureFixture[str]) -> None:
+    """Any bucket a changelog row names is read (and with --after-load deleted) by the loader:
+    accepting every bucket must be said, not defaulted to."""
+    assert main(["--queue-url", QUEUE, "--changelog", "x"]) == 2
+    err = capsys.readouterr().err
+    assert ("  - --bucket: expected one or more buckets whose events are written (or --any-bucket to "
+            "write every bucket's), found neither") in err.splitlines(), err
+    with pytest.raises(ConfigError, match="--any-bucket: expected without --bucket, found --bucket a,b"):
+        config(["--queue-url", QUEUE, "--changelog", "x", "--bucket", "a,b", "--any-bucket"])
+
+
+@pytest.mark.parametrize(("argv", "environ"), [
+    (["--any-bucket"], {}), ([], {"LAKEINLET__FILTER__ANY_BUCKET": "true"}),
+])
+def test_any_bucket_says_so_by_flag_or_environment(argv: list[str], environ: dict[str, str]) -> None:
+    s = poller_settings(config(["--queue-url", QUEUE, "--changelog", "x", *argv], environ))
+    assert s.event_filter.buckets == frozenset() and s.event_filter.bucket_allowed, s.event_filter
 
 
 def test_the_changelog_and_every_lake_root_are_own_locations() -> None:
