@@ -83,3 +83,16 @@ def test_an_event_time_is_kept_in_utc() -> None:
 def test_other_shapes_are_poison_in_one_line(body: str | bytes, words: str) -> None:
     with pytest.raises(EnvelopeError, match="message m: .*" + words.replace("(", r"\(").replace(")", r"\)")):
         parse(body, "m")
+
+
+def test_a_body_of_256_kib_is_read_whole_as_rows_or_poison() -> None:
+    """SQS's largest body: a key that long names no S3 object (poison); as many records, rows."""
+    doc = json.loads((HOSTILE.parent / "s3_put.json").read_text())
+    doc["Records"][0]["s3"]["object"]["key"] = "k" * (256 * 1024 - 1200)
+    too_long = r"record 1 of 1 \(.*\.\.\.\): key: expected 1-1024 UTF-8 bytes, found 260944"
+    with pytest.raises(EnvelopeError, match=too_long):
+        parse(json.dumps(doc), "m")
+    doc["Records"][0]["s3"]["object"]["key"] = "k"
+    doc["Records"] *= 256 * 1024 // len(json.dumps(doc))
+    body = json.dumps(doc)
+    assert 200 * 1024 < len(body) <= 256 * 1024 and len(parse(body).events) == len(doc["Records"])
