@@ -110,6 +110,8 @@ def _checked(where: str, read: Callable[..., ObjectEvent], *args: Any) -> Object
 
 
 def _record(rec: Any, kind: str) -> ObjectEvent:
+    """The event one S3 record describes, its values as found (`event_problem` judges them);
+    ValueError names a field that is absent or not where a record keeps it."""
     source = _at(rec, "eventSource", required=False)
     if source not in (None, "aws:s3"):
         raise ValueError(f"eventSource: expected aws:s3, found {shown(source)}")
@@ -123,6 +125,7 @@ def _record(rec: Any, kind: str) -> ObjectEvent:
 
 
 def _eventbridge(doc: dict[str, Any]) -> ObjectEvent:
+    """The event an EventBridge S3 event describes, as `_record` does for an S3 record."""
     return ObjectEvent(
         bucket=_at(doc, "detail.bucket.name"), key=_string(doc, "detail.object.key"),
         event_name=_eventbridge_name(_string(doc, "detail-type"), _at(doc, "detail")),
