@@ -28,7 +28,8 @@ def jobs(stack: Any, table: str, fmt: str, catalog: str, logs: Path) -> list[sub
     env = os.environ | {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
                         "LAKEINLET__ICEBERG__ICEBERG_CATALOG_URI": catalog}
     common = ["--changelog", "s3://lake/changelog", "--endpoint-url", stack.endpoint]
-    poll = [str(BIN / "lakeinlet-poll"), "--queue-url", stack.queue_url, "--batch-seconds", "2", *common]
+    poll = [str(BIN / "lakeinlet-poll"), "--queue-url", stack.queue_url, "--bucket", stack.bucket,
+            "--batch-seconds", "2", *common]
     load = [str(BIN / "lakeinlet-load"), "run", "--continuous", "--interval-seconds", "1", "--table", table,
             "--target-format", fmt, "--source-format", "json", "--master", "local[2]", *common]
     return [subprocess.Popen(cmd, env=env, stdout=(logs / f"{name}.log").open("wb"), stderr=subprocess.STDOUT)

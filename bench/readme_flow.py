@@ -56,7 +56,8 @@ def one_run(messages: int, extra: list[str]) -> tuple[float, str]:
             fill(stack, messages)
             env = os.environ | {"AWS_ENDPOINT_URL": str(stack["endpoint"])}
             cmd = [str(BIN / "lakeinlet-poll"), "--queue-url", str(stack["queue_url"]),
-                   "--changelog", str(Path(tmp) / "lake" / "changelog"), "--until-empty", *extra]
+                   "--changelog", str(Path(tmp) / "lake" / "changelog"), "--bucket", str(stack["bucket"]),
+                   "--until-empty", *extra]
             started = time.monotonic()
             out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
             seconds = time.monotonic() - started

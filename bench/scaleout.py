@@ -50,7 +50,7 @@ def drain(endpoint: str, url: str, changelog: str, processes: int, logs: Path,
     Returns (seconds from the start to the last exit, peak RSS MB per process, changelog
     versions the pollers found taken by another poller: `commit_conflicts` of their summaries)."""
     cmd = [str(POLL), "--queue-url", url, "--changelog", changelog, "--endpoint-url", endpoint,
-           "--until-empty", "--batch-size", "1000", "--wait-seconds", "20", *extra]
+           "--any-bucket", "--until-empty", "--batch-size", "1000", "--wait-seconds", "20", *extra]
     started = time.monotonic()
     procs = [subprocess.Popen(cmd, stdout=(logs / f"poll-{processes}-{i}.log").open("wb"),
                               stderr=subprocess.STDOUT) for i in range(processes)]

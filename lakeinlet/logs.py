@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +14,33 @@ from typing import Any
 from lakeinlet.config import setting
 
 _FIELDS = "lakeinlet_fields"
+_UNSAFE = "\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_IN_LINE = re.compile(f"[\n{_UNSAFE}]")
+_UNSAFE_IN_BLOCK = re.compile(f"[{_UNSAFE}]")
+_QUOTED = re.compile(f'[\\s="\\\\{_UNSAFE}]')
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escaped(text: str, keep_newlines: bool = False) -> str:
+    """`text` with nothing a terminal or a log reader acts on: control characters (newlines, ANSI
+    escapes), line separators, bidi overrides and lone surrogates become `\\n`, `\\x1b`, `\\u2028`...
+    so a key or a body cannot forge a log line."""
+    return (_UNSAFE_IN_BLOCK if keep_newlines else _UNSAFE_IN_LINE).sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def text_value(value: Any) -> str:
+    """A field's value for `k=v`: as is when plain, else quoted with `\\` and `"` escaped (logfmt),
+    so a value cannot forge another field either."""
+    text = str(value)
+    if text and not _QUOTED.search(text):
+        return text
+    return '"' + escaped(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
 
 class JsonFormatter(logging.Formatter):
@@ -25,19 +54,22 @@ class JsonFormatter(logging.Formatter):
         doc.update(getattr(record, _FIELDS, {}))
         if record.exc_info:
             doc["error"] = self.formatException(record.exc_info)
-        return json.dumps(doc, default=str, ensure_ascii=False)
+        # a lone surrogate has no UTF-8 form: written raw, it would fail the whole line
+        return _SURROGATE.sub(_escape, json.dumps(doc, default=str, ensure_ascii=False))
 
 
 class TextFormatter(logging.Formatter):
-    """`time level logger event k=v k=v` for people reading a terminal."""
+    """`time level logger event k=v k=v` for people reading a terminal: one line per record whatever
+    the message and fields hold (see `escaped`); a traceback follows indented, so no line of it
+    can pass for a record of its own."""
 
     def format(self, record: logging.LogRecord) -> str:
         head = f"{self.formatTime(record, '%H:%M:%S')} {record.levelname:<7} {record.name}: "
         fields = getattr(record, _FIELDS, {})
-        tail = " ".join(f"{k}={v}" for k, v in fields.items())
-        text = head + record.getMessage() + (" " + tail if tail else "")
+        tail = " ".join(f"{k}={text_value(v)}" for k, v in fields.items())
+        text = head + escaped(record.getMessage()) + (" " + tail if tail else "")
         if record.exc_info:
-            text += "\n" + self.formatException(record.exc_info)
+            text += "\n" + textwrap.indent(escaped(self.formatException(record.exc_info), True), "  ")
         return text
 
 

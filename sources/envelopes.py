@@ -4,13 +4,16 @@ raw or wrapped, EventBridge), each key decoded here, once (see `parse`)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote_plus
 
 from lakeinlet.errors import EnvelopeError
 from lakeinlet.events import NULL_VERSION, WANTED, ObjectEvent
+from lakeinlet.own import Location, OwnLocations
+from lakeinlet.sources.validate import event_problem, shown
 
 TEST_EVENT = "s3:TestEvent"
 EVENTBRIDGE_CREATED = {"PutObject": "Put", "CopyObject": "Copy", "PostObject": "Post",
@@ -37,8 +40,9 @@ class Envelope:
     events: tuple[ObjectEvent, ...]
 
 
-def parse(body: str, message_id: str = "?") -> Envelope:
-    """Parse one message body.
+def parse(body: str | bytes, message_id: str = "?") -> Envelope:
+    """Parse one message body: total over any bytes or text, every event it returns fits a
+    changelog row (`validate.event_problem`).
 
     S3 → SQS and S3 → SNS (raw delivery) carry the S3 notification itself; S3 → SNS (wrapped)
     carries it as a JSON string in `Message`; EventBridge carries one event in `detail`. Keys are
@@ -48,22 +52,33 @@ def parse(body: str, message_id: str = "?") -> Envelope:
     `{"Records": []}` is a notification with no events, as AWS's SDK readers take it.
 
     Raises:
-        EnvelopeError: the body is not JSON, or not an S3 event in an envelope known here.
+        EnvelopeError: the body is not JSON, not an S3 event in an envelope known here, or one of
+            its records does not fit a changelog row: the whole message is poison.
     """
     doc = _json(body, message_id)
     if isinstance(doc, dict) and doc.get("Type") == "Notification" and "Message" in doc:
         inner = _json(doc["Message"], message_id)
         return _s3_notification(inner, "sns", message_id)
     if isinstance(doc, dict) and doc.get("source") == "aws.s3" and "detail" in doc:
-        return Envelope("eventbridge", (_eventbridge(doc, message_id),))
+        where = f"message {message_id}: EventBridge event"
+        return Envelope("eventbridge", (_checked(where, _eventbridge, doc),))
     return _s3_notification(doc, "s3", message_id)
 
 
 def _json(text: Any, message_id: str) -> Any:
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EnvelopeError(f"message {message_id}: body is not UTF-8 text ({exc.reason} at "
+                                f"byte {exc.start}): {text[:80]!r}") from None
     if not isinstance(text, str):
-        raise EnvelopeError(f"message {message_id}: expected a JSON string, found {type(text).__name__}")
+        raise EnvelopeError(f"message {message_id}: expected a JSON string, found {shown(text)}")
     try:
         return json.loads(text)
+    except RecursionError:  # json's C parser recurses per nesting level
+        raise EnvelopeError(f"message {message_id}: body is JSON nested too deep to read: "
+                            f"{text[:80]!r}") from None
     except ValueError as exc:
         raise EnvelopeError(f"message {message_id}: body is not JSON ({exc}): {text[:80]!r}") from exc
 
@@ -73,78 +88,136 @@ def _s3_notification(doc: Any, kind: str, message_id: str) -> Envelope:
         return Envelope(kind, ())
     records = doc.get("Records") if isinstance(doc, dict) else None
     if not isinstance(records, list):
-        found = sorted(doc)[:6] if isinstance(doc, dict) else type(doc).__name__
+        found = [k[:40] for k in sorted(doc)[:6]] if isinstance(doc, dict) else shown(doc)
         raise EnvelopeError(f"message {message_id}: expected an S3 event (`Records`, an SNS "
                             f"notification or an EventBridge event), found {found}")
-    return Envelope(kind, tuple(_record(r, kind, message_id) for r in records))
+    return Envelope(kind, tuple(
+        _checked(f"message {message_id}: record {i} of {len(records)}", _record, rec, kind)
+        for i, rec in enumerate(records, 1)))
 
 
-def _record(rec: Any, kind: str, message_id: str) -> ObjectEvent:
+def _checked(where: str, read: Callable[..., ObjectEvent], *args: Any) -> ObjectEvent:
+    """The event `read(*args)` returns if it fits a changelog row; else EnvelopeError(`where`: why)."""
     try:
-        obj, source = rec["s3"]["object"], rec.get("eventSource", "aws:s3")
-        if source != "aws:s3":
-            raise EnvelopeError(f"message {message_id}: expected eventSource aws:s3, found {source!r}")
-        return ObjectEvent(
-            bucket=str(rec["s3"]["bucket"]["name"]), key=unquote_plus(str(obj["key"])),
-            event_name=str(rec["eventName"]).removeprefix("s3:"),
-            event_time=_time(rec["eventTime"]), size=_int(obj.get("size")), etag=obj.get("eTag"),
-            version_id=_version(obj.get("versionId")), sequencer=obj.get("sequencer") or None,
-            region=rec.get("awsRegion") or None, envelope=kind)
+        event = read(*args)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise EnvelopeError(f"message {message_id}: S3 record without a valid {exc}") from exc
+        raise EnvelopeError(f"{where}: {exc}") from None
+    if problem := event_problem(event):
+        named = isinstance(event.bucket, str) and isinstance(event.key, str)
+        uri = f" ({shown(f's3://{event.bucket}/{event.key}')})" if named else ""
+        raise EnvelopeError(f"{where}{uri}: {problem}")
+    return event
 
 
-def _eventbridge(doc: dict[str, Any], message_id: str) -> ObjectEvent:
-    try:
-        detail, obj = doc["detail"], doc["detail"]["object"]
-        return ObjectEvent(
-            bucket=str(detail["bucket"]["name"]), key=str(obj["key"]),
-            event_name=_eventbridge_name(str(doc["detail-type"]), detail),
-            event_time=_time(doc["time"]), size=_int(obj.get("size")), etag=obj.get("etag"),
-            version_id=_version(obj.get("version-id")), sequencer=obj.get("sequencer") or None,
-            region=doc.get("region") or None, envelope="eventbridge")
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise EnvelopeError(f"message {message_id}: EventBridge S3 event without a valid {exc}") from exc
+def _record(rec: Any, kind: str) -> ObjectEvent:
+    """The event one S3 record describes, its values as found (`event_problem` judges them);
+    ValueError names a field that is absent or not where a record keeps it."""
+    source = _at(rec, "eventSource", required=False)
+    if source not in (None, "aws:s3"):
+        raise ValueError(f"eventSource: expected aws:s3, found {shown(source)}")
+    return ObjectEvent(
+        bucket=_at(rec, "s3.bucket.name"), key=unquote_plus(_string(rec, "s3.object.key")),
+        event_name=_string(rec, "eventName").removeprefix("s3:"), event_time=_time(rec, "eventTime"),
+        size=_at(rec, "s3.object.size", required=False), etag=_at(rec, "s3.object.eTag", required=False),
+        version_id=_version(_at(rec, "s3.object.versionId", required=False)),
+        sequencer=_blank(_at(rec, "s3.object.sequencer", required=False)),
+        region=_blank(_at(rec, "awsRegion", required=False)), envelope=kind)
 
 
-def _eventbridge_name(detail_type: str, detail: dict[str, Any]) -> str:
+def _eventbridge(doc: dict[str, Any]) -> ObjectEvent:
+    """The event an EventBridge S3 event describes, as `_record` does for an S3 record."""
+    return ObjectEvent(
+        bucket=_at(doc, "detail.bucket.name"), key=_string(doc, "detail.object.key"),
+        event_name=_eventbridge_name(_string(doc, "detail-type"), _at(doc, "detail")),
+        event_time=_time(doc, "time"), size=_at(doc, "detail.object.size", required=False),
+        etag=_at(doc, "detail.object.etag", required=False),
+        version_id=_version(_at(doc, "detail.object.version-id", required=False)),
+        sequencer=_blank(_at(doc, "detail.object.sequencer", required=False)),
+        region=_blank(_at(doc, "region", required=False)), envelope="eventbridge")
+
+
+def _at(doc: Any, path: str, required: bool = True) -> Any:
+    """The value at a dotted `path` of JSON objects (None when absent and not `required`).
+
+    Raises:
+        ValueError: a step is not a JSON object, or a required value is absent.
+    """
+    value = doc
+    for step in path.split("."):
+        if not isinstance(value, dict):
+            raise ValueError(f"{path}: expected an object holding {step!r}, found {shown(value)}")
+        if step not in value:
+            if required:
+                raise ValueError(f"{path}: expected a value, found none")
+            return None
+        value = value[step]
+    return value
+
+
+def _string(doc: Any, path: str) -> str:
+    value = _at(doc, path)
+    if not isinstance(value, str):
+        raise ValueError(f"{path}: expected a string, found {shown(value)}")
+    return value
+
+
+def _eventbridge_name(detail_type: str, detail: Any) -> str:
     """Map EventBridge's detail-type to the S3 notification event name (one vocabulary, so
     `--event-type` and removals mean the same in every envelope). A lifecycle rule's deletion is
     `LifecycleExpiration:*`, as S3 → SQS names it."""
+    reason, deletion = _at(detail, "reason", False), _at(detail, "deletion-type", False)
     if detail_type == "Object Created":
-        return "ObjectCreated:" + EVENTBRIDGE_CREATED.get(str(detail.get("reason")), "Put")
+        return "ObjectCreated:" + _named(EVENTBRIDGE_CREATED, reason, "Put")
     if detail_type == "Object Deleted":
-        cause = "LifecycleExpiration:" if detail.get("reason") == LIFECYCLE_EXPIRATION else "ObjectRemoved:"
-        return cause + EVENTBRIDGE_DELETED.get(str(detail.get("deletion-type")), "Delete")
+        cause = "LifecycleExpiration:" if reason == LIFECYCLE_EXPIRATION else "ObjectRemoved:"
+        return cause + _named(EVENTBRIDGE_DELETED, deletion, "Delete")
     return EVENTBRIDGE_OTHER.get(detail_type) or "EventBridge:" + detail_type.replace(" ", "")
 
 
-def _version(value: Any) -> str | None:
+def _named(names: dict[str, str], value: Any, default: str) -> str:
+    return names.get(value, default) if isinstance(value, str) else default
+
+
+def _version(value: Any) -> Any:
     """An object's version id, None for none (NULL_VERSION is none: two PUTs of one key while
     versioning is suspended both carry it, and must not share an event id)."""
-    return None if not value or value == NULL_VERSION else str(value)
+    return None if value == NULL_VERSION else _blank(value)
 
 
-def _time(text: Any) -> datetime:
-    ts = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+def _blank(value: Any) -> Any:
+    """None for an absent or empty string; any other value as found, for `event_problem` to judge."""
+    return None if value is None or value == "" else value
+
+
+def _time(doc: Any, path: str) -> datetime:
+    """An ISO 8601 time with a zone, in UTC (which the changelog stores)."""
+    text = _string(doc, path)
+    try:
+        ts = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{path}: expected an ISO 8601 time, found {shown(text)}") from None
     if ts.tzinfo is None:
-        raise ValueError("eventTime (no time zone)")
-    return ts
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
+        raise ValueError(f"{path}: expected a time zone, found none in {shown(text)}")
+    try:
+        return ts.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:00-05:00 is in year 10000 in UTC
+        raise ValueError(f"{path}: expected a time within years 1-9999 in UTC, found {shown(text)}") from None
 
 
 @dataclass(frozen=True)
 class EventFilter:
-    """Which events become changelog rows: a bucket allow-list and event-name prefixes.
+    """Which events become changelog rows: a bucket allow-list, event-name prefixes, and never
+    an event under lakeinlet's own locations (`own`: its changelog, tables, ledgers...).
 
     An empty allow-list accepts every bucket (the queue policy is then the only gate).
     """
 
     buckets: frozenset[str] = frozenset()
     event_prefixes: tuple[str, ...] = WANTED
+    own: OwnLocations = field(default_factory=OwnLocations)
+
+    def own_location(self, event: ObjectEvent) -> Location | None:
+        return self.own.owner(event.bucket, event.key)
 
     def bucket_allowed(self, event: ObjectEvent) -> bool:
         return not self.buckets or event.bucket in self.buckets

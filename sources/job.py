@@ -14,6 +14,7 @@ from lakeinlet.changelog.maintain import maintain
 from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
+from lakeinlet.own import OwnLocations
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
 from lakeinlet.sources.commands import PROG, USAGES, build_parser, commands_epilog
@@ -25,7 +26,7 @@ from lakeinlet.sources.status import status_text
 
 log = logging.getLogger("lakeinlet.sources.job")
 
-POLL_USAGE = (f"{PROG} --queue-url URL --changelog URI [options]\n"
+POLL_USAGE = (f"{PROG} --queue-url URL --changelog URI (--bucket B | --any-bucket) [options]\n"
               + "".join(f"       {usage}\n" for usage in USAGES.values()))
 
 
@@ -39,7 +40,8 @@ def poller_settings(config: SourceConfig) -> PollerSettings:
         batch_seconds=b.batch_seconds, until_empty=b.until_empty, drain_wait_seconds=q.drain_wait_seconds,
         delete_attempts=b.delete_attempts, poison=p.action, poison_log_per_minute=p.log_per_minute,
         connect_timeout=q.connect_timeout_seconds,
-        event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types)))
+        event_filter=EventFilter(frozenset(f.buckets), tuple(f.event_types),
+                                 OwnLocations.of([config.changelog.uri, *f.lake])))
 
 
 def dead_letter_queue(config: SourceConfig, queue: SqsQueue) -> SqsQueue:
@@ -63,8 +65,8 @@ def run(config: SourceConfig) -> RunSummary:
     logs.setup(config.log.log_format, config.log.log_level)
     settings = poller_settings(config)
     check_locations({"--changelog": config.changelog.uri}, config.aws)
-    if not settings.event_filter.buckets:
-        log.warning("no --bucket allow-list: events from every bucket are written")
+    if config.filter.any_bucket:
+        log.warning("--any-bucket: events from every bucket are written (no --bucket allow-list)")
     queue = SqsQueue.from_config(config.queue.queue_url, config.aws)
     dlq = dead_letter_queue(config, queue) if settings.poison == "dlq" else None
     poller = Poller(queue=queue, changelog=OpenDeltaChangelog(config.changelog.uri, config.aws),

@@ -17,6 +17,7 @@ from lakeinlet import logs
 from lakeinlet.errors import LakeinletError
 from lakeinlet.sources.acks import Acker, AckResult
 from lakeinlet.sources.ports import (
+    MAX_BATCH_ENTRIES,
     MAX_MESSAGE_ATTRIBUTES,
     DeadLetterQueue,
     Message,
@@ -31,6 +32,8 @@ ERROR_ATTRIBUTE = "lakeinlet.poison_error"
 """Message attribute that carries the parse error on a message moved to the DLQ."""
 MAX_MESSAGE_BYTES = 262_144
 """SQS's size limit for body plus attributes (256 KiB, the limit most queues still have)."""
+MAX_BATCH_BYTES = 262_144
+"""SQS's limit on one SendMessageBatch call: every entry's body and attributes together."""
 MAX_ERROR_CHARS = 1024
 MOVE_TRIES = 3
 """Failed moves of one message in one run before it is left to SQS's redrive."""
@@ -79,14 +82,27 @@ def with_error(msg: Message, error: str) -> Message:
     """`msg` with the parse error as one more attribute, when SQS's limits leave room for it
     (at most 10 attributes, 256 KiB in all); otherwise unchanged: the originals win."""
     attr = MessageAttribute("String", error[:MAX_ERROR_CHARS])
-    size = len(msg.body.encode("utf-8")) + sum(len(k.encode()) + a.size()
-                                               for k, a in msg.attributes.items())
+    size = msg.size()
     room = MAX_MESSAGE_BYTES - size - len(ERROR_ATTRIBUTE) - attr.size()
     if len(msg.attributes) >= MAX_MESSAGE_ATTRIBUTES or room < 0:
         log.warning("poison message %s: no room for the %s attribute (%d attributes, %d bytes)",
                     msg.message_id, ERROR_ATTRIBUTE, len(msg.attributes), size)
         return msg
     return dataclasses.replace(msg, attributes={**msg.attributes, ERROR_ATTRIBUTE: attr})
+
+
+def sized_chunks(messages: Sequence[Message], max_bytes: int = MAX_BATCH_BYTES) -> list[list[Message]]:
+    """Consecutive chunks of at most 10 messages and `max_bytes` in all (one SendMessageBatch
+    call each); a message larger than `max_bytes` alone, for SQS to judge on its own."""
+    out: list[list[Message]] = []
+    size = 0
+    for msg in messages:
+        if not out or len(out[-1]) == MAX_BATCH_ENTRIES or size + msg.size() > max_bytes:
+            out.append([])
+            size = 0
+        out[-1].append(msg)
+        size += msg.size()
+    return out
 
 
 @dataclass(frozen=True)
@@ -111,21 +127,21 @@ class PoisonMover:
         """Send, then delete what was sent; a message whose send failed stays in the queue."""
         firsts = list({p.message.message_id: p for p in poison}.values())
         failed: set[str] = set()
-        for chunk in chunks(firsts):
+        for chunk in sized_chunks([with_error(p.message, p.error) for p in firsts]):
             failed |= self._send(chunk)
         acks = self._acker.delete([p.message for p in poison if p.message.message_id not in failed])
         returned = self._give_back([p.message for p in poison if p.message.message_id in failed])
         return MoveResult(len(firsts) - len(failed), len(failed), returned, acks)
 
-    def _send(self, chunk: Sequence[Poison]) -> set[str]:
+    def _send(self, chunk: Sequence[Message]) -> set[str]:
         """Send one chunk; returns the message ids whose send failed."""
         try:
-            failures = self._dlq.send([with_error(p.message, p.error) for p in chunk])
+            failures = self._dlq.send(chunk)
         except LakeinletError as exc:
             log.error("moving %d poison message(s) to the DLQ failed; they stay in the queue: %s",
                       len(chunk), exc)
-            return {p.message.message_id for p in chunk}
-        ids = {p.message.receipt_handle: p.message.message_id for p in chunk}
+            return {m.message_id for m in chunk}
+        ids = {m.receipt_handle: m.message_id for m in chunk}
         for f in failures:
             log.error("moving poison message %s to the DLQ failed; it stays in the queue: %s: %s",
                       ids[f.receipt_handle], f.code, f.message)

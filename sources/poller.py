@@ -22,48 +22,21 @@ from lakeinlet.sources.acks import Acker, AckResult
 from lakeinlet.sources.batch import OpenBatch
 from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.envelopes import EventFilter
+from lakeinlet.sources.own_events import OwnEventLog
 from lakeinlet.sources.poison import MoveResult, Poison, PoisonMover, RateLimitedLog
 from lakeinlet.sources.ports import Changelog, DeadLetterQueue, Message, Queue
+from lakeinlet.sources.receive_retries import RetryReport
 from lakeinlet.sources.scaling import ReceiverScaler
 from lakeinlet.sources.summary import BatchOutcome, RunSummary
 from lakeinlet.sources.visibility import VisibilityKeeper
 
-__all__ = ["InjectedCrash", "Poller", "PollerSettings", "RunSummary", "crash_at"]
+__all__ = ["InjectedCrash", "Poller", "PollerSettings", "RetryReport", "RunSummary", "crash_at"]
 
 log = logging.getLogger("lakeinlet.sources.poller")
 
 
 class InjectedCrash(RuntimeError):
     """Raised by a crash point in tests: the process "dies" at a named step."""
-
-
-class RetryReport:
-    """Receive failures shared by the receivers: a queue never reached within `connect_timeout`
-    is a terminal error; once reached, failures are retried for ever, logged once a minute."""
-
-    def __init__(self, clock: Callable[[], float], connect_timeout: float) -> None:
-        self._clock, self._timeout = clock, connect_timeout
-        self._started, self._connected = clock(), False
-        self._lock = threading.Lock()
-        self._logged_at: float | None = None
-        self._since_log = 0
-
-    def succeeded(self) -> None:
-        self._connected = True
-
-    def failed(self, exc: TransientError) -> TerminalError | None:
-        """Count a failure; the error to stop with when the queue was never reached in time."""
-        now = self._clock()
-        with self._lock:
-            self._since_log += 1
-            if not self._connected and now - self._started >= self._timeout:
-                return TerminalError(f"no receive succeeded in {now - self._started:.0f} s "
-                                     f"(--connect-timeout-seconds {self._timeout:g}): {exc}")
-            if self._logged_at is None or now - self._logged_at >= 60:
-                log.warning("receive failed %d time(s) since the last report, retrying: %s",
-                            self._since_log, exc)
-                self._logged_at, self._since_log = now, 0
-        return None
 
 
 def crash_at(step: str) -> Callable[[str], None]:
@@ -144,6 +117,7 @@ class Poller:
         self._receivers: list[threading.Thread] = []
         self._mover = self._poison_mover(dlq)
         self._poison_log = RateLimitedLog(log, "poison", settings.poison_log_per_minute, clock)
+        self._own_log = OwnEventLog(clock)
         depth = max(4, settings.batch_size // 10 + 2 * ceiling)
         self._inbox: stdlib_queue.Queue[tuple[list[Message], datetime]] = stdlib_queue.Queue(depth)
         self._stop = threading.Event()
@@ -327,6 +301,7 @@ class Poller:
         """Commit the batch's rows (one commit), then start deleting its messages: never the
         reverse. Returns the next (empty) batch; the deletes run while it fills."""
         t0 = self._clock()
+        self._own_log.add(batch.own)
         self._crash("before_commit")
         version = None
         try:

@@ -30,8 +30,8 @@ class MessageAttribute:
 
     def size(self) -> int:
         """Bytes it counts towards the message size limit (type and value; add the name)."""
-        value = self.binary_value or (self.string_value or "").encode("utf-8")
-        return len(self.data_type.encode("utf-8")) + len(value)
+        value = self.binary_value or utf8(self.string_value or "")
+        return len(utf8(self.data_type)) + len(value)
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,15 @@ class Message:
     body: str
     receive_count: int = 1
     attributes: Mapping[str, MessageAttribute] = field(default_factory=dict, hash=False)
+
+    def size(self) -> int:
+        """Bytes it counts towards SQS's size limits: body, and each attribute's name, type, value."""
+        return len(utf8(self.body)) + sum(len(utf8(k)) + a.size() for k, a in self.attributes.items())
+
+
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8; a lone surrogate (which SQS would refuse) is counted, not raised."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from lakeinlet.changelog.settings import MaintainSection
 from lakeinlet.config import missing, setting
 from lakeinlet.events import WANTED
 from lakeinlet.logs import LogSection
+from lakeinlet.own import location
 
 
 @dataclass(frozen=True)
@@ -105,10 +106,19 @@ class FilterSection:
     """Which events become rows. Events filtered out are acknowledged and counted, not written."""
 
     buckets: tuple[str, ...] = setting(
-        (), "Bucket allow-list (repeat the flag or separate with commas). Events from other "
-        "buckets are never written; they are acknowledged (retrying cannot make them acceptable, "
-        "and parking them in the DLQ would hide real poison) and logged with the bucket name. "
-        "Empty: every bucket is accepted and a warning says so.", flag="--bucket", metavar="BUCKET")
+        (), "Bucket allow-list (repeat the flag or separate with commas): required, or --any-bucket. "
+        "Events from other buckets are never written; they are acknowledged (retrying cannot make "
+        "them acceptable, and parking them in the DLQ would hide real poison) and logged with the "
+        "bucket name.", flag="--bucket", metavar="BUCKET")
+    any_bucket: bool = setting(
+        False, "Accept events from every bucket instead of a --bucket allow-list: the queue policy "
+        "is then the only gate, and anyone who may send to the queue chooses what the loader reads.")
+    lake: tuple[str, ...] = setting(
+        (), "lakeinlet's lake roots (tables, ledgers, quarantine, archives) whose events are never "
+        "written, as s3://bucket/prefix (repeat the flag or separate with commas). They are "
+        "acknowledged, counted as `own`, and named by one log line a minute: a notification that "
+        "covers the lake would otherwise feed the changelog its own commits. The --changelog "
+        "location always is.", flag="--lake", metavar="URI")
     event_types: tuple[str, ...] = setting(
         WANTED, "Event-name prefixes to keep, e.g. ObjectCreated: or ObjectRemoved:Delete. "
         "Others (and s3:TestEvent) are acknowledged without rows. ObjectRemoved and "
@@ -119,9 +129,17 @@ class FilterSection:
     def validate(self) -> list[str]:
         # A notification configuration's name (s3:ObjectCreated:*) matches no record's eventName
         # (ObjectCreated:Put): every event would be acknowledged with no row.
-        return [f"--event-type {t}: expected an event-name prefix as records carry it, e.g. "
-                f"{t.removeprefix('s3:').rstrip('*')}" for t in self.event_types
-                if t.startswith("s3:") or "*" in t]
+        problems = [f"--event-type {t}: expected an event-name prefix as records carry it, e.g. "
+                    f"{t.removeprefix('s3:').rstrip('*')}" for t in self.event_types
+                    if t.startswith("s3:") or "*" in t]
+        if not self.buckets and not self.any_bucket:
+            problems.append("--bucket: expected one or more buckets whose events are written (or "
+                            "--any-bucket to write every bucket's), found neither")
+        elif self.buckets and self.any_bucket:
+            problems.append(f"--any-bucket: expected without --bucket, found --bucket "
+                            f"{','.join(self.buckets)}")
+        return problems + [f"--lake {uri}: expected s3://bucket[/prefix] (a local path names no S3 "
+                           "event)" for uri in self.lake if location(uri) is None]
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ class RunSummary:
     skipped: int = 0
     duplicates: int = 0
     foreign: int = 0
+    own: int = 0
+    """Events under lakeinlet's own locations (--changelog, --lake), acknowledged without a row."""
     poison: int = 0
     poison_moved: int = 0
     poison_move_failures: int = 0
@@ -65,6 +67,7 @@ class RunSummary:
         self.duplicates += batch.duplicates
         self.superseded += out.acks.superseded + out.moves.acks.superseded
         self.foreign += sum(batch.foreign.values())
+        self.own += sum(batch.own.values())
         self.poison += len(batch.poison)
         self.poison_moved += out.moves.moved
         self.poison_move_failures += out.moves.failed
@@ -80,8 +83,9 @@ def _log_batch(batch: OpenBatch, out: BatchOutcome, failures: list[str]) -> None
                events=batch.events, rows=len(batch.rows), acked=out.acks.acked,
                skipped=batch.skipped, duplicates=batch.duplicates,
                superseded=out.acks.superseded + out.moves.acks.superseded,
-               foreign=dict(batch.foreign), poison=len(batch.poison), poison_moved=out.moves.moved,
-               poison_move_failures=out.moves.failed, first_poison_error=batch.first_poison_error,
+               foreign=dict(batch.foreign), own=dict(batch.own), poison=len(batch.poison),
+               poison_moved=out.moves.moved, poison_move_failures=out.moves.failed,
+               first_poison_error=batch.first_poison_error,
                delete_failures=len(failures), first_delete_failure=failures[0] if failures else None,
                version=out.version, open_s=round(out.open_s, 4), commit_s=round(out.commit_s, 4),
                ack_s=round(out.ack_s, 4))

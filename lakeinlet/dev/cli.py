@@ -81,7 +81,7 @@ def local_env(args: argparse.Namespace) -> int:
         return 2
     values = {"AWS_ENDPOINT_URL": stack["endpoint"], "AWS_DEFAULT_REGION": stack["region"],
               **emulator.TEST_CREDENTIALS, "QUEUE_URL": stack["queue_url"], "DLQ_URL": stack["dlq_url"],
-              "BUCKET": stack["bucket"]}
+              "BUCKET": stack["bucket"], "LAKEINLET__FILTER__BUCKETS": stack["bucket"]}
     for name, value in values.items():
         print(f"export {name}={shlex.quote(value)}")
     return 0

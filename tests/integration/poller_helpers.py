@@ -15,7 +15,8 @@ def poll_args(stack: Stack, changelog: str, *extra: str) -> list[str]:
     saw 2 of 200 messages handed to two receivers at once), which would make exact row counts
     flaky here. Parallel receivers are tested on the in-memory queue (tests/unit/test_poller.py)."""
     return ["--queue-url", stack.queue_url, "--changelog", changelog, "--endpoint-url", stack.endpoint,
-            "--until-empty", "--wait-seconds", "1", "--receivers", "1", "--batch-seconds", "2", *extra]
+            "--bucket", stack.bucket, "--until-empty", "--wait-seconds", "1", "--receivers", "1",
+            "--batch-seconds", "2", *extra]
 
 
 def upload(stack: Stack, keys: list[str], bucket: str | None = None) -> None:

@@ -43,7 +43,7 @@ def test_the_loader_names_an_unwritable_local_table(tmp_path: Path,
 def test_the_poller_names_a_missing_changelog_bucket(stack: Stack,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     code = poll(["--queue-url", stack.queue_url, "--changelog", "s3://no-such-bucket-y/changelog",
-                 "--until-empty", "--endpoint-url", stack.endpoint])
+                 "--bucket", stack.bucket, "--until-empty", "--endpoint-url", stack.endpoint])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert "--changelog s3://no-such-bucket-y/changelog: expected an existing bucket" in err

@@ -70,6 +70,6 @@ def test_poison_dlq_without_a_dlq_is_a_configuration_error(
         capsys: pytest.CaptureFixture[str]) -> None:
     url = client("sqs", aws).create_queue(QueueName=unique("no-redrive"))["QueueUrl"]
     assert main(["--queue-url", url, "--changelog", str(tmp_path / "cl"), "--endpoint-url",
-                 moto_server.endpoint, "--until-empty", "--poison", "dlq"]) == 2
+                 moto_server.endpoint, "--any-bucket", "--until-empty", "--poison", "dlq"]) == 2
     err = capsys.readouterr().err
     assert "--poison dlq: expected a DLQ in the RedrivePolicy" in err, err

@@ -146,7 +146,7 @@ def test_until_empty_with_the_readme_defaults_ends_soon_after_the_queue_is_empty
     upload(stack, ["readme/0.json", "readme/1.json", "readme/2.json"])  # + s3:TestEvent: 4 messages
     started = time.monotonic()
     assert main(["--queue-url", stack.queue_url, "--changelog", str(tmp_path / "cl"),
-                 "--endpoint-url", stack.endpoint, "--until-empty"]) == 0
+                 "--endpoint-url", stack.endpoint, "--bucket", stack.bucket, "--until-empty"]) == 0
     elapsed = time.monotonic() - started
     keys = sorted(str(r["key"]) for r in rows(str(tmp_path / "cl"), aws))
     assert keys == [f"readme/{i}.json" for i in range(3)], f"expected the 3 uploads, found {keys}"
@@ -157,7 +157,7 @@ def test_until_empty_with_the_readme_defaults_ends_soon_after_the_queue_is_empty
 def test_a_missing_queue_is_a_terminal_error(moto_server: MotoServer, tmp_path: Path) -> None:
     url = f"{moto_server.endpoint}/123456789012/{unique('missing')}"
     assert main(["--queue-url", url, "--changelog", str(tmp_path / "cl"), "--endpoint-url",
-                 moto_server.endpoint, "--until-empty", "--wait-seconds", "0"]) == 2
+                 moto_server.endpoint, "--any-bucket", "--until-empty", "--wait-seconds", "0"]) == 2
 
 
 @pytest.mark.parametrize("raw", [False, True], ids=["sns-wrapped", "sns-raw"])

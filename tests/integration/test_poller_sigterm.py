@@ -30,8 +30,8 @@ def test_sigterm_commits_the_open_batch_and_exits_0(stack: Stack, aws: AwsSectio
     uri = str(tmp_path / "cl")
     proc = subprocess.Popen(
         [sys.executable, "-m", "lakeinlet.sources", "--queue-url", stack.queue_url, "--changelog", uri,
-         "--endpoint-url", stack.endpoint, "--wait-seconds", "1", "--receivers", "1",
-         "--batch-seconds", "60", "--batch-size", "1000", "--log-format", "json"],
+         "--endpoint-url", stack.endpoint, "--bucket", stack.bucket, "--wait-seconds", "1",
+         "--receivers", "1", "--batch-seconds", "60", "--batch-size", "1000", "--log-format", "json"],
         stderr=subprocess.PIPE, text=True, env=os.environ.copy())
     queue = SqsQueue.from_config(stack.queue_url, aws)
     deadline = time.monotonic() + 30

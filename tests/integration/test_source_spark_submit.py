@@ -32,7 +32,7 @@ def test_spark_submit_drains_the_queue(stack: Stack, aws: AwsSection, tmp_path: 
     done = subprocess.run(
         [str(SPARK_SUBMIT), "--master", "local[1]", str(ROOT / "sources" / "__main__.py"),
          "--queue-url", stack.queue_url, "--changelog", uri, "--endpoint-url", stack.endpoint,
-         "--until-empty", "--wait-seconds", "1", "--receivers", "1"],
+         "--bucket", stack.bucket, "--until-empty", "--wait-seconds", "1", "--receivers", "1"],
         capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     keys = pa.table(DeltaChangelog(uri).read_versions(-1)).column("key").to_pylist()

@@ -163,7 +163,7 @@ def test_a_redelivered_event_gets_the_same_id() -> None:
     ("malformed.json", "not JSON"),
     ("not_s3_event.json", "expected an S3 event"),
     ("sns_wrapped_not_json.json", "not JSON"),
-    ("s3_record_without_key.json", "'key'"),
+    ("s3_record_without_key.json", "s3.object.key: expected a value, found none"),
 ])
 def test_bodies_that_are_not_s3_events_are_envelope_errors(name: str, words: str) -> None:
     with pytest.raises(EnvelopeError, match=words) as err:
@@ -204,17 +204,17 @@ def test_eventbridge_detail_types_take_the_s3_event_names(detail_type: str, reas
 
 
 S3_EVENT = '{"Records": [{"eventSource": "aws:s3", "eventName": "ObjectCreated:Put", ' \
-           '"eventTime": "2026-11-01T00:00:00Z", "s3": {"bucket": {"name": "b"}, "object": {"key": %s}}}]}'
+           '"eventTime": "2026-11-01T00:00:00Z", "s3": {"bucket": {"name": "bkt"}, "object": {"key": %s}}}]}'
 
 
-@given(st.text(min_size=1, max_size=300))
+@given(st.text(min_size=1, max_size=256))
 def test_any_key_survives_s3_encoding_then_parse(key: str) -> None:
     for encoded in (quote_plus(key), quote_plus(key, safe="/")):
         (ev,) = parse(S3_EVENT % json.dumps(encoded)).events
         assert ev.key == key
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=100))
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=80))
 def test_a_double_encoded_key_is_decoded_only_once(key: str) -> None:
     """Decoding twice would turn the sent `quote_plus(key)` back into `key`."""
     (ev,) = parse(S3_EVENT % json.dumps(quote(quote_plus(key)))).events
@@ -222,7 +222,7 @@ def test_a_double_encoded_key_is_decoded_only_once(key: str) -> None:
 
 
 EVENTBRIDGE_EVENT = '{"source": "aws.s3", "detail-type": "Object Created", "time": "2026-11-01T00:00:00Z", ' \
-                    '"detail": {"bucket": {"name": "b"}, "object": {"key": %s, "etag": "e"}, ' \
+                    '"detail": {"bucket": {"name": "bkt"}, "object": {"key": %s, "etag": "e"}, ' \
                     '"reason": "PutObject"}}'
 SNS_WRAPPED = '{"Type": "Notification", "Message": %s}'
 

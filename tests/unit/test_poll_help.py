@@ -26,7 +26,8 @@ def test_poll_help_lists_the_values_of_every_choice_flag(capsys: pytest.CaptureF
 
 def test_poll_help_names_its_commands_and_required_flags(capsys: pytest.CaptureFixture[str]) -> None:
     text = help_text(["--help"], capsys)
-    assert "usage: lakeinlet-poll --queue-url URL --changelog URI [options]" in text, text[:300]
+    assert ("usage: lakeinlet-poll --queue-url URL --changelog URI (--bucket B | --any-bucket) "
+            "[options]") in text, text[:300]
     assert "lakeinlet-poll status --queue-url URL [options]" in text, text[:300]
     assert "status queue depth" in text, "expected the status command listed with what it does"
     for flag, env in (("--queue-url URL", "LAKEINLET__QUEUE__QUEUE_URL"),
