@@ -337,7 +337,8 @@ class Loader:
 
 def _head_outcome(obj: PlannedObject, head: ObjectHead | Unreadable | None, max_bytes: int) -> Outcome | None:
     if head is None or isinstance(head, Unreadable):
-        return Outcome(obj, MISSING, head.reason if head else "object not found (deleted before the load)")
+        return Outcome(obj, head.status if head else MISSING,
+                       head.reason if head else "object not found (deleted before the load)")
     if head.size == 0:
         return Outcome(obj, LOADED, "zero-byte object: nothing to read")
     if head.size > max_bytes:

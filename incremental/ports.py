@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from lakeinlet.incremental.model import ChangeRow, Checkpoint, Outcome, PlannedObject, Position, TargetCommit
+from lakeinlet.incremental.model import (
+    MISSING,
+    ChangeRow,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,10 @@ class Unreadable:
     """A HEAD that found no object to read, and why (no such key, no such bucket, access denied)."""
 
     reason: str
+    status: str = MISSING
+    """The ledger status of the object (`filtered` when S3 refuses the request itself)."""
+    gone: bool = True
+    """Whether S3 said there is no such object (False: it would not say, e.g. access denied)."""
 
 
 @dataclass(frozen=True)

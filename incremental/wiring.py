@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.errors import ConfigError
+from lakeinlet.incremental.bounds import Bounded, bounds_of
 from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
 from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.ledger import DeltaCleanupLog, DeltaLedger
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
-from lakeinlet.incremental.plan import Caps, Filters
+from lakeinlet.incremental.plan import Caps, Filters, KeyFilter
 from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
@@ -132,7 +133,8 @@ class Parts:
         return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
                            footers=self.store().footers)
 
-    def loader(self) -> Loader:
+    def loader(self, filters: KeyFilter | None = None) -> Loader:
+        """The loader of this table; `filters` (default: the plan's) within the bounds."""
         cfg = self.config
         reader: SparkReader | None = None
 
@@ -145,8 +147,8 @@ class Parts:
         caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows", p.on_overwrite == "replace")
         return Loader(changelog=self.rows or ChangelogReader(self.changelog), store=self.store(),
                       reader=lazy_reader, target=self.target, ledger=self.ledger, caps=caps,
-                      filters=Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix,
-                                      routed=cfg.routes.enabled),
+                      filters=Bounded(filters or Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix,
+                                                         routed=cfg.routes.enabled), bounds_of(cfg)),
                       quarantine=self.quarantine,
                       on_missing_checkpoint=cfg.run.on_missing_checkpoint, hold=self.hold)
 
