@@ -277,8 +277,9 @@ class QuarantinePort(Protocol):
 class LedgerPort(Protocol):
     def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]: ...
 
-    def loaded_keys(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str]]:
-        """(bucket, key)s among `objs` with an earlier version's rows in the target."""
+    def loaded_times(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], datetime]:
+        """(bucket, key)s among `objs` with a loaded version's rows in the target, each with the
+        event time of the newest such version."""
         ...
 
     def last_target_version(self) -> int: ...
