@@ -19,15 +19,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lakeinlet import add_version_flag, logs
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.config import add_arguments, resolve
 from lakeinlet.errors import CommitConflict, ConfigError, TerminalError
 from lakeinlet.incremental.bounds import bounds_of
+from lakeinlet.incremental.changelog_reader import require as require_changelog
 from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.commands import backfill as bf
 from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.commands import maintain as mt
 from lakeinlet.incremental.commands.fanout import UNROUTED, Fanout, RouteRun
-from lakeinlet.incremental.commands.status import status_lines
+from lakeinlet.incremental.commands.status import queue_lines, table_lines
 from lakeinlet.incremental.loader import BatchReport, Summary
 from lakeinlet.incremental.plan import Unrouted
 from lakeinlet.incremental.routes import Route, routes_of, selected, unrouted_config
@@ -440,7 +442,10 @@ def cmd_maintain(parts: Parts, args: argparse.Namespace) -> int:
 
 
 def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
-    print("\n".join(status_lines(parts, args.queue_url, args.dlq_url)))
+    if queues := queue_lines(parts, args.queue_url, args.dlq_url):
+        print("\n".join(queues))
+    require_changelog(parts.changelog)  # after the queues: a new deployment's events may be there
+    print("\n".join(table_lines(parts)))
     return 0
 
 
@@ -471,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         if (args.command == "run" or (args.command == "maintain" and engines)) and not under_spark_submit():
             # a format this Spark line lacks stops the run here, not at its first batch
             spark_line(engines)
+        if args.command in ("run", "checkpoint"):
+            require_changelog(DeltaChangelog(config.tables.changelog or "", config.aws))
         if every is not None and args.command == "run":
             return cmd_run_routes(config, every, args)
         code = 0
