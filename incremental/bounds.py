@@ -49,7 +49,7 @@ class Bounds:
             return (f"invalid bucket name {bucket!r}: S3 has no bucket so named (a forged or "
                     "corrupted event); nothing to load")
         if (loc := self.own.owner(bucket, key)) is not None:
-            return f"lakeinlet's own table {loc}: never loaded (its events are lakeinlet's own writes)"
+            return f"lakeinlet's own table {loc}: never loaded nor cleaned up (lakeinlet writes there)"
         if self.buckets and bucket not in self.buckets:
             return (f"bucket not in --bucket ({', '.join(sorted(self.buckets))}): add {bucket} to "
                     "--bucket to load its objects")

@@ -13,6 +13,7 @@ from lakeinlet.errors import ConfigError
 from lakeinlet.incremental.bounds import Bounded, bounds_of
 from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
 from lakeinlet.incremental.cleanup import Cleanup
+from lakeinlet.incremental.cleanup_guard import Guard
 from lakeinlet.incremental.ledger import DeltaCleanupLog, DeltaLedger
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
@@ -21,6 +22,7 @@ from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
+from lakeinlet.own import location
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.ports import Target
@@ -171,12 +173,15 @@ def build_cleanup(parts: Parts) -> Cleanup | None:
     routes = routes_of(cfg) if cfg.routes.enabled else []
     every = [r.filters for r in routes] or [Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix)]
     others = [(r.name, r.filters) for r in routes if r.config.tables.table != t.table]
-    record = DeltaCleanupLog(t.ledger_uri.rstrip("/") + "_cleanup", cfg.aws, t.app_id)
-    return Cleanup(c.spec, parts.ledger, record, S3SourceCleaner(cfg.aws, c.after_load_threads),
+    log_uri = t.ledger_uri.rstrip("/") + "_cleanup"
+    probe = location(log_uri)  # the scratch object of the store's probe goes in the log's folder
+    guard = Guard(bounds_of(cfg).verdict, (probe.bucket, probe.prefix + "_probe/") if probe else None)
+    return Cleanup(c.spec, parts.ledger, DeltaCleanupLog(log_uri, cfg.aws, t.app_id),
+                   S3SourceCleaner(cfg.aws, c.after_load_threads),
                    c.after_load_retention_hours, c.after_load_max_objects,
                    loads=lambda key: any(f.reject(key) is None for f in every),
                    shared=lambda key: next((n for n, f in others if f.reject(key) is None), None),
-                   threads=c.after_load_threads)
+                   threads=c.after_load_threads, guard=guard)
 
 
 def start_session(cfg: LoaderConfig, needs: SparkNeeds) -> Any:

@@ -128,8 +128,8 @@ def test_events_under_the_lakes_own_tables_are_set_aside_without_a_head(tmp_path
     good = [("lake", "incoming/a.json"), ("lake", "tables/orders2/a.json"), ("lake", "lakeinlet/changelog")]
     ledger, store, _ = drain(cfg, [*good, *(("lake", k) for k in own)])
     for key, where in own.items():
-        assert ledger[("lake", key)] == (FILTERED, f"lakeinlet's own table {where}: never loaded (its "
-                                                   "events are lakeinlet's own writes)"), key
+        assert ledger[("lake", key)] == (FILTERED, f"lakeinlet's own table {where}: never loaded nor "
+                                                   "cleaned up (lakeinlet writes there)"), key
     assert store.headed == good
 
 
