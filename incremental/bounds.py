@@ -80,7 +80,7 @@ def bounds_of(config: Any) -> Bounds:
     return Bounds(frozenset(buckets), OwnLocations.of(own_uris(config)))
 
 
-def own_uris(config: Any) -> list[str]:
+def own_uris(config: Any) -> list[str | None]:
     """Where a run with `config` writes: the changelog, each table of the run (routes' and the
     unrouted record's too) with its ledger, quarantine and cleanup log, the archive, and `--lake`."""
     from lakeinlet.incremental.routes import routes_of, unrouted_config

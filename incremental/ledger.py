@@ -86,7 +86,8 @@ class DeltaLedger:
             columns=["bucket", "key", "status", "target_version", "event_time"], filter=wanted).to_pylist()
         newest: dict[tuple[str, str], tuple[int, bool, datetime]] = {}
         for r in found:  # the newest status per key; a removal after a load wins at equal versions
-            key, mark = (r["bucket"], r["key"]), (r["target_version"], r["status"] == REMOVED, r["event_time"])
+            mark = (r["target_version"], r["status"] == REMOVED, r["event_time"])
+            key = (r["bucket"], r["key"])
             newest[key] = max(mark, newest.get(key, mark))
         wanted_keys = {(o.bucket, o.key) for o in objs}
         return {k: at for k, (_, removed, at) in newest.items() if k in wanted_keys and not removed}

@@ -21,7 +21,6 @@ from lakeinlet.incremental.model import (
     Position,
 )
 
-
 Verdict = tuple[str, str]
 """A set-aside object's ledger status and reason."""
 

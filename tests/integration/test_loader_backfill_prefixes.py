@@ -30,7 +30,8 @@ def test_backfill_counts_all_prefixes(aws: AwsSection, tmp_path: Path, capsys: A
     assert sorted(rows) == ["a/1.json", "a/2.json", "b/1.json"]
 
 
-def test_backfill_never_appends_the_lakes_own_files_and_lists_each_bucket(aws: AwsSection, capsys: Any) -> None:
+def test_backfill_never_appends_the_lakes_own_files_and_lists_each_bucket(aws: AwsSection,
+                                                                           capsys: Any) -> None:
     """The lake in the landing bucket: a second backfill found the changelog's own Parquet and
     `_delta_log` files (written by the first) and appended them as data."""
     s3, land, land2 = client("s3", aws), unique("land"), unique("land")
@@ -46,7 +47,8 @@ def test_backfill_never_appends_the_lakes_own_files_and_lists_each_bucket(aws: A
     out = capsys.readouterr().out
     assert "appended 0 synthetic events" in out and "under lakeinlet's own tables left out" in out, out
     rows = DeltaChangelog(f"s3://{land}/lake/changelog", aws).read_versions(after=-1).to_pylist()
-    assert sorted((r["bucket"], r["key"]) for r in rows) == sorted([(land, "in/a.json"), (land2, "in/a.json")])
+    assert sorted((r["bucket"], r["key"]) for r in rows) == sorted([(land, "in/a.json"),
+                                                                    (land2, "in/a.json")])
 
 
 def test_backfill_without_a_bucket_is_one_line_and_exit_2(tmp_path: Path, capsys: Any) -> None:

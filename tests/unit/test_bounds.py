@@ -17,6 +17,7 @@ from lakeinlet.incremental.bounds import Bounds, bounds_of
 from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.objects import S3ObjectStore
 from lakeinlet.incremental.ports import ObjectHead, ReadBatch, Unreadable
+from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.settings import (
     CleanupSection,
     LoaderConfig,
@@ -26,7 +27,6 @@ from lakeinlet.incremental.settings import (
 )
 from lakeinlet.incremental.wiring import build
 from lakeinlet.own import OwnLocations
-from lakeinlet.incremental.routes import RoutesSection
 from tests.fakes import T0, FakeChangelog, FakeLedger, FakeTarget
 
 pytestmark = pytest.mark.unit
@@ -63,8 +63,10 @@ def row(version: int, i: int, bucket: str, key: str) -> dict[str, Any]:
     return FakeChangelog._row(version, i, key, False) | {"bucket": bucket, "event_id": f"{bucket}/{key}"}
 
 
-def drain(config: LoaderConfig, objects: Sequence[tuple[str, str]]) -> tuple[dict[tuple[str, str], tuple[str, str]],
-                                                                             SeenStore, SeenReader]:
+Ledger = dict[tuple[str, str], tuple[str, str]]
+
+
+def drain(config: LoaderConfig, objects: Sequence[tuple[str, str]]) -> tuple[Ledger, SeenStore, SeenReader]:
     """One drain of the loader the wiring builds from `config`, over fakes holding `objects`;
     the ledger's (status, reason) per object, the store and the reader."""
     changelog, store, reader, ledger = FakeChangelog(), SeenStore(), SeenReader(), FakeLedger()
@@ -84,11 +86,13 @@ def config(tmp_path: Path, **plan: Any) -> LoaderConfig:
 
 def test_keys_hadoop_rewrites_are_set_aside_before_any_head_beside_good_ones(tmp_path: Path) -> None:
     good = [("land", "json/a.json"), ("land", "json/x..json"), ("land", "json/.hidden/b.json")]
-    ledger, store, reader = drain(config(tmp_path, prefix=("json/",)), [*good, *(("land", k) for k in REWRITTEN)])
+    bad = [("land", k) for k in REWRITTEN]
+    ledger, store, reader = drain(config(tmp_path, prefix=("json/",)), [*good, *bad])
     assert {k: ledger[k][0] for k in good} == dict.fromkeys(good, "loaded")
     for key, segment in REWRITTEN.items():
         status, reason = ledger[("land", key)]
-        assert status == FILTERED and segment in reason and "Hadoop's Path would read" in reason, (key, reason)
+        assert status == FILTERED and segment in reason, (key, reason)
+        assert "Hadoop's Path would read" in reason, reason
     assert "`private/x.json` instead" in ledger[("land", "json/../private/x.json")][1]
     assert store.headed == reader.read_keys == good
 
@@ -108,7 +112,8 @@ def test_buckets_off_the_allow_list_or_invalid_are_set_aside_and_the_backfill_bu
 
 
 def test_without_bucket_any_valid_bucket_loads(tmp_path: Path) -> None:
-    ledger, _, reader = drain(config(tmp_path), [("any", "a.json"), ("Legacy_Bucket", "b.json"), ("a/b", "c")])
+    objects = [("any", "a.json"), ("Legacy_Bucket", "b.json"), ("a/b", "c")]
+    ledger, _, reader = drain(config(tmp_path), objects)
     assert reader.read_keys == [("any", "a.json"), ("Legacy_Bucket", "b.json")]
     assert ledger[("a/b", "c")][0] == FILTERED
 
@@ -155,7 +160,8 @@ def test_an_invalid_bucket_name_on_head_sets_the_object_aside(in_process_aws: Aw
     assert isinstance(heads[("land", "a.json")], ObjectHead)
     for bucket in ("a b", "x" * 300):
         head = heads[(bucket, "a.json")]
-        assert isinstance(head, Unreadable) and head.status == FILTERED and "Invalid bucket name" in head.reason
+        assert isinstance(head, Unreadable) and head.status == FILTERED
+        assert "Invalid bucket name" in head.reason
 
 
 def test_bounds_refuse_an_own_location_before_the_allow_list() -> None:

@@ -85,7 +85,8 @@ def test_latest_is_resolved_once_so_later_events_load() -> None:
 def test_removals_delete_rows_in_changelog_order_and_a_recreated_object_loads_again() -> None:
     """--on-delete remove-rows: a batch holds only creations or only removals, so a removal
     never lands before the load it follows; the same version re-created loads again."""
-    changelog, target, ledger, store = FakeChangelog(), FakeTarget(), FakeLedger(), FakeStore({"a": 10, "b": 10, "c": 10})
+    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    store = FakeStore({"a": 10, "b": 10, "c": 10})
     changelog.add("a", "b", "-a", "c")
     loader = make(changelog, target, ledger, store=store, caps=Caps(10, 10**6, split_removals=True))
     summary = loader.drain(max_batches=1)

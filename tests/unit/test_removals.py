@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lakeinlet.incremental.model import FILTERED, REMOVED, PlannedObject
 from lakeinlet.incremental.plan import Caps
-from lakeinlet.incremental.ports import ObjectHead, Unreadable
+from lakeinlet.incremental.ports import Unreadable
 from tests.fakes import T0, FakeChangelog, FakeLedger, FakeStore, FakeTarget, loaded_rows, make
 
 pytestmark = pytest.mark.unit
@@ -23,7 +24,7 @@ DENIED = Unreadable("access denied (403) reading s3://b/a", gone=False)
 class DeniedStore(FakeStore):
     """Loads as FakeStore; a HEAD of a key it does not hold is denied (no s3:ListBucket)."""
 
-    def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], ObjectHead | Unreadable | None]:
+    def head_many(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], Any]:
         return {ref: head or DENIED for ref, head in super().head_many(objs).items()}
 
 
@@ -51,7 +52,8 @@ def test_a_removal_removes_rows_only_when_it_is_newer_than_the_load_and_the_key_
     assert reason in outcome.reason, outcome.reason
 
 
-def test_the_delta_ledger_gives_the_newest_loaded_versions_event_time_unless_removed_since(tmp_path: Path) -> None:
+def test_the_delta_ledger_gives_the_newest_loaded_versions_event_time_unless_removed_since(
+        tmp_path: Path) -> None:
     from lakeinlet.aws import AwsSection
     from lakeinlet.incremental.ledger import DeltaLedger
     from lakeinlet.incremental.model import LOADED, Outcome
@@ -59,9 +61,11 @@ def test_the_delta_ledger_gives_the_newest_loaded_versions_event_time_unless_rem
     ledger = DeltaLedger(str(tmp_path / "ledger"), AwsSection(), "app")
 
     def obj(key: str, seconds: int) -> PlannedObject:
-        return PlannedObject("b", key, f"e{seconds}", None, 1, f"{key}{seconds}", T0 + timedelta(seconds=seconds), 0)
+        at = T0 + timedelta(seconds=seconds)
+        return PlannedObject("b", key, f"e{seconds}", None, 1, f"{key}{seconds}", at, 0)
 
-    ledger.append([Outcome(obj("a", 0), LOADED), Outcome(obj("b", 0), LOADED), Outcome(obj("c", 0), FILTERED)], 0, "b0")
+    ledger.append([Outcome(obj("a", 0), LOADED), Outcome(obj("b", 0), LOADED),
+                   Outcome(obj("c", 0), FILTERED)], 0, "b0")
     ledger.append([Outcome(obj("a", 5), LOADED), Outcome(obj("b", 9), REMOVED)], 1, "b1")
     asked = [obj(k, 0) for k in "abcd"]
     assert ledger.loaded_times(asked) == {("b", "a"): T0 + timedelta(seconds=5)}
