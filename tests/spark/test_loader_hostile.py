@@ -23,7 +23,8 @@ def named(bucket: str, key: str, like: ObjectEvent) -> ObjectEvent:
     return ObjectEvent(bucket, key, "ObjectCreated:Put", datetime.now(UTC), like.size, like.etag)
 
 
-def test_a_hostile_batch_loads_its_good_objects_and_sets_each_bad_one_aside(spark: Any, aws: AwsSection) -> None:
+def test_a_hostile_batch_loads_its_good_objects_and_sets_each_bad_one_aside(spark: Any,
+                                                                            aws: AwsSection) -> None:
     landing, foreign, s3 = new_lake(aws)  # the lake lives in the landing bucket
     good = [put(s3, landing, f.key, f.body) for f in make_files("parquet", 2, 3, prefix="in/")]
     private, table_file, ledger_file, elsewhere = (
@@ -37,7 +38,7 @@ def test_a_hostile_batch_loads_its_good_objects_and_sets_each_bad_one_aside(spar
     own_part = next(o["Key"] for o in s3.list_objects_v2(Bucket=landing, Prefix="changelog/")["Contents"]
                     if o["Key"].endswith(".parquet"))
     bad = {  # key → what its ledger reason says
-        "in/../private/part-00007.parquet": "a `..` segment: Hadoop's Path would read `private/part-00007.parquet`",
+        "in/../private/part-00007.parquet": "`..` segment: Hadoop's Path would read `private/part-00007",
         "in//y.parquet": "an empty segment (`//`)", "./in/part-00000.parquet": "a `.` segment",
         "in/./z.parquet": "a `.` segment", "in/dir/": "a trailing `/`",
         f"{foreign}/in/part-00006.parquet": f"bucket not in --bucket ({landing})",
@@ -58,7 +59,8 @@ def test_a_hostile_batch_loads_its_good_objects_and_sets_each_bad_one_aside(spar
         assert why in ledger[key]["reason"], (key, ledger[key]["reason"])
     rows = target_rows(p)
     assert sorted(rows.column("_source_key").to_pylist()) == sorted(e.key for e in good for _ in range(3))
-    assert sorted(rows.column("order_id").to_pylist()) == [n * 1_000_000 + i for n in (0, 1) for i in range(3)]
+    assert sorted(rows.column("order_id").to_pylist()) == [n * 1_000_000 + i for n in (0, 1)
+                                                           for i in range(3)]
     assert summary.batches == 1  # both changelog commits in one batch: nothing failed or waited
 
     # The reader judges each object too (a key that reached it past the bounds): a rewritten path
@@ -71,9 +73,10 @@ def test_a_hostile_batch_loads_its_good_objects_and_sets_each_bad_one_aside(spar
     try:
         assert batch.rows == {(landing, good[0].key): 3}
         status, reason = batch.failed[(landing, "in//part-00001.parquet")]
-        assert (status, reason.split(":")[0]) == ("filtered", f"Hadoop's Path reads s3")
+        assert (status, reason.split(":")[0]) == ("filtered", "Hadoop's Path reads s3")
         assert f"s3://{landing}/in/part-00001.parquet for this key" in reason
         status, reason = batch.failed[("Bad_Bucket", "a.parquet")]
-        assert status in ("missing", "corrupt") and reason.startswith("Spark cannot plan a read of it: "), reason
+        assert status in ("missing", "corrupt"), reason
+        assert reason.startswith("Spark cannot plan a read of it: "), reason
     finally:
         batch.release()
