@@ -80,7 +80,7 @@ class S3SourceCleaner:
         try:
             written = self.s3.put_object(Bucket=bucket, Key=key, Body=PROBE_BODY).get("VersionId")
             honoured, marker = self._wrong_if_match(bucket, key)
-            for version in {written, marker}:
+            for version in [v for v in (written, marker) if v] or [None]:  # unversioned: one delete
                 self.s3.delete_object(Bucket=bucket, Key=key, **({"VersionId": version} if version else {}))
         except ClientError as exc:
             raise translate(exc, f"s3://{bucket}/{key} (probe of conditional deletes)") from exc
