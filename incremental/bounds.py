@@ -4,6 +4,7 @@ and lakeinlet's own tables are set aside (`filtered`, with a reason) before any 
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from collections.abc import Iterable
@@ -12,7 +13,7 @@ from typing import Any
 
 from lakeinlet.incremental.model import FILTERED
 from lakeinlet.incremental.plan import KeyFilter, Verdict
-from lakeinlet.own import OwnLocations
+from lakeinlet.own import OwnLocations, location
 
 VALID_BUCKET = re.compile(r"^[a-zA-Z0-9.\-_]{1,255}$")
 """botocore's rule for a bucket name (it allows the legacy us-east-1 names S3 still serves): a name
@@ -73,27 +74,26 @@ class Bounded:
 
 def bounds_of(config: Any) -> Bounds:
     """The bounds a loader configuration sets: its `--bucket` list (with the periodic backfill's
-    bucket) and every location lakeinlet writes to (see `own_uris`)."""
+    bucket) and every location lakeinlet writes to: its own tables and `--lake` (where `routes_of`
+    and `unrouted_config` put the other routes' tables)."""
     buckets = config.plan.buckets
     if buckets and config.run.backfill_bucket:
         buckets = (*buckets, config.run.backfill_bucket)
-    return Bounds(frozenset(buckets), OwnLocations.of(own_uris(config)))
+    return Bounds(frozenset(buckets), OwnLocations.of([*written(config), *config.plan.lake]))
 
 
-def own_uris(config: Any) -> list[str | None]:
-    """Where a run with `config` writes: the changelog, each table of the run (routes' and the
-    unrouted record's too) with its ledger, quarantine and cleanup log, the archive, and `--lake`."""
-    from lakeinlet.incremental.routes import routes_of, unrouted_config
-
-    configs = [config]
-    if config.routes.enabled:
-        configs += [r.config for r in routes_of(config)] + [unrouted_config(config)]
-    return [u for c in configs for u in _written(c)]
-
-
-def _written(config: Any) -> Iterable[str | None]:
+def written(config: Any) -> Iterable[str | None]:
+    """Where a run with `config` writes: the changelog, its table with its ledger, quarantine and
+    cleanup log, and the archive of --after-load."""
     t, spec = config.tables, config.cleanup.spec
     yield from (t.changelog, t.table, t.ledger_uri, t.quarantine_uri, t.ledger_uri.rstrip("/") + "_cleanup")
     if spec.bucket:
         yield f"s3://{spec.bucket}/{spec.prefix}"
-    yield from config.plan.lake
+
+
+def knowing(config: Any, others: Iterable[Any]) -> Any:
+    """`config` with the S3 locations the `others` configurations write to added to its --lake (a
+    route's loader and cleanup then never take another route's files for data)."""
+    extra = [u for c in others for u in written(c) if u and location(u) is not None]
+    lake = tuple(dict.fromkeys((*config.plan.lake, *extra)))
+    return dataclasses.replace(config, plan=dataclasses.replace(config.plan, lake=lake))

@@ -17,7 +17,7 @@ from lakeinlet.incremental.bounds import Bounds, bounds_of
 from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.objects import S3ObjectStore
 from lakeinlet.incremental.ports import ObjectHead, ReadBatch, Unreadable
-from lakeinlet.incremental.routes import RoutesSection
+from lakeinlet.incremental.routes import RoutesSection, routes_of, unrouted_config
 from lakeinlet.incremental.settings import (
     CleanupSection,
     LoaderConfig,
@@ -138,15 +138,20 @@ def test_events_under_the_lakes_own_tables_are_set_aside_without_a_head(tmp_path
     assert store.headed == good
 
 
-def test_every_routes_tables_and_the_unrouted_record_are_own(tmp_path: Path) -> None:
-    routes = RoutesSection(route_def=("orders: table=s3://lake/t/orders; prefix=o/",
-                                      "clicks: table=s3://lake/t/clicks; prefix=c/; ledger=s3://lake/l/clicks"))
+def test_every_route_and_the_unrouted_record_know_every_routes_tables_as_own() -> None:
+    """A route whose settings a base config cannot hold (an Iceberg route beside a route with a
+    Glue --catalog) still knows them: the routes are derived once, from the run's settings."""
+    routes = RoutesSection(route_def=(
+        "orders: table=s3://lake/t/orders; prefix=o/; catalog=glue:db.orders",
+        "clicks: table=s3://lake/t/clicks; prefix=c/; ledger=s3://lake/l/clicks; target_format=iceberg; "
+        "iceberg_catalog_uri=jdbc:sqlite:/tmp/x.db"))
     cfg = LoaderConfig(tables=TablesSection(changelog="s3://lake/cl"), routes=routes)
-    bounds = bounds_of(cfg)
     owned = ["t/orders/x", "t/orders_ledger/x", "t/clicks/x", "l/clicks/x", "l/clicks_cleanup/x",
              "cl_unrouted/x", "cl_unrouted_ledger/x", "cl/x"]
-    assert [k for k in owned if (bounds.verdict("lake", k) or "").startswith("lakeinlet's own")] == owned
-    assert bounds.verdict("lake", "o/t/orders/x") is None
+    for each in [*(r.config for r in routes_of(cfg)), unrouted_config(cfg)]:
+        bounds = bounds_of(each)
+        assert [k for k in owned if (bounds.verdict("lake", k) or "").startswith("lakeinlet's own")] == owned
+        assert bounds.verdict("lake", "o/t/orders/x") is None
 
 
 def test_an_invalid_bucket_name_on_head_sets_the_object_aside(in_process_aws: AwsSection) -> None:
