@@ -3,6 +3,7 @@ conditional on the version's etag), S3 errors translated in one place."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from boto3.s3.transfer import TransferConfig
@@ -13,6 +14,9 @@ from lakeinlet.events import NULL_VERSION
 from lakeinlet.incremental.cleanup import CHANGED, DELETED, GONE, IDENTITY_META, Loaded, SourceHead
 from lakeinlet.incremental.objects import CHANGED as PRECONDITION_FAILED
 from lakeinlet.incremental.objects import NOT_FOUND, translate
+from lakeinlet.logs import event
+
+log = logging.getLogger("lakeinlet.cleanup")
 
 KEPT_HEADERS = ("ContentType", "ContentEncoding", "ContentDisposition", "ContentLanguage", "CacheControl")
 """Headers of the source a copy with new metadata repeats (S3 would otherwise reset them)."""
@@ -71,7 +75,10 @@ class S3SourceCleaner:
                 return CHANGED
             if _code(exc) in NOT_FOUND | {"NoSuchVersion"}:
                 return GONE
-            raise translate(exc, f"DELETE s3://{bucket}/{key}") from exc
+            what = f"DELETE s3://{bucket}/{key}" + (f" version {version_id} (a versioned bucket's loaded "
+                                                    "version is deleted by id: s3:DeleteObjectVersion)"
+                                                    if version_id else "")
+            raise translate(exc, what) from exc
         return DELETED
 
     def honours_if_match(self, bucket: str, key: str) -> bool:
@@ -80,11 +87,20 @@ class S3SourceCleaner:
         try:
             written = self.s3.put_object(Bucket=bucket, Key=key, Body=PROBE_BODY).get("VersionId")
             honoured, marker = self._wrong_if_match(bucket, key)
-            for version in [v for v in (written, marker) if v] or [None]:  # unversioned: one delete
-                self.s3.delete_object(Bucket=bucket, Key=key, **({"VersionId": version} if version else {}))
         except ClientError as exc:
             raise translate(exc, f"s3://{bucket}/{key} (probe of conditional deletes)") from exc
+        self._remove(bucket, key, [v for v in (written, marker) if v])
         return honoured
+
+    def _remove(self, bucket: str, key: str, versions: list[str]) -> None:
+        """Best effort: the scratch object's versions (one plain delete where unversioned); a refusal
+        (no s3:DeleteObjectVersion) leaves a few bytes under the probe's folder, and is logged."""
+        try:
+            for version in versions or [None]:
+                self.s3.delete_object(Bucket=bucket, Key=key, **({"VersionId": version} if version else {}))
+        except ClientError as exc:
+            event(log, "probe left behind", level=logging.WARNING, object=f"s3://{bucket}/{key}",
+                  error=_code(exc))
 
     def _wrong_if_match(self, bucket: str, key: str) -> tuple[bool, str | None]:
         """Whether a delete If-Match a wrong etag is refused, and the delete marker it made if not."""

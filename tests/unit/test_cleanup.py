@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import ConfigError, TerminalError, TransientError
@@ -407,8 +408,8 @@ def test_with_routes_a_key_two_routes_load_is_shared_and_remove_rows_is_refused(
 class Store:
     """The S3 client, counting PUTs; `ignores_if_match`: a store that deletes whatever If-Match says."""
 
-    def __init__(self, s3: Any, ignores_if_match: bool = False) -> None:
-        self.s3, self.ignores, self.puts = s3, ignores_if_match, 0
+    def __init__(self, s3: Any, ignores_if_match: bool = False, denies_versions: bool = False) -> None:
+        self.s3, self.ignores, self.denies, self.puts = s3, ignores_if_match, denies_versions, 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.s3, name)
@@ -420,6 +421,8 @@ class Store:
     def delete_object(self, **kw: Any) -> Any:
         if self.ignores:
             kw.pop("IfMatch", None)
+        if self.denies and "VersionId" in kw:  # a role without s3:DeleteObjectVersion
+            raise ClientError({"Error": {"Code": "AccessDenied", "Message": "denied"}}, "DeleteObject")
         return self.s3.delete_object(**kw)
 
 
@@ -453,6 +456,17 @@ def test_the_probe_runs_once_leaves_nothing_behind_and_writes_under_the_cleanup_
     assert counting.puts == 1 and keys(s3, SRC) == set()
     assert s3.list_object_versions(Bucket="lake").get("Versions", []) == []
     assert s3.list_object_versions(Bucket="lake").get("DeleteMarkers", []) == []
+
+
+def test_a_probe_it_may_not_delete_by_version_leaves_a_few_bytes_and_the_cleanup_goes_on(
+        s3: Any, ledger: DeltaLedger, record: DeltaCleanupLog, caplog: pytest.LogCaptureFixture) -> None:
+    s3.create_bucket(Bucket="lake")
+    s3.put_bucket_versioning(Bucket="lake", VersioningConfiguration={"Status": "Enabled"})
+    load(ledger, 0, ("a", put(s3, "a"), LOADED))
+    store = S3SourceCleaner(AwsSection(), s3=Store(s3, denies_versions=True))
+    clean = cleanup(s3, ledger, record, "delete", store=store, guard=Guard(probe_at=("lake", "log/_probe/")))
+    assert clean.run().done == {"deleted": 1}
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == ["probe left behind"]
 
 
 def test_lakeinlets_own_tables_and_other_buckets_are_never_cleaned_up_whatever_the_ledger_says(
