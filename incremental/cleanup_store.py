@@ -92,11 +92,11 @@ class S3SourceCleaner:
         self._remove(bucket, key, [v for v in (written, marker) if v])
         return honoured
 
-    def _remove(self, bucket: str, key: str, versions: list[str]) -> None:
+    def _remove(self, bucket: str, key: str, versions: list[str | None]) -> None:
         """Best effort: the scratch object's versions (one plain delete where unversioned); a refusal
         (no s3:DeleteObjectVersion) leaves a few bytes under the probe's folder, and is logged."""
         try:
-            for version in versions or [None]:
+            for version in [*versions] or [None]:
                 self.s3.delete_object(Bucket=bucket, Key=key, **({"VersionId": version} if version else {}))
         except ClientError as exc:
             event(log, "probe left behind", level=logging.WARNING, object=f"s3://{bucket}/{key}",
