@@ -7,8 +7,19 @@ import threading
 import pyarrow as pa
 
 from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import ChangeRow, Position
 from lakeinlet.incremental.plan import rows_from_records
+
+
+def require(changelog: DeltaChangelog) -> None:
+    """Raises TerminalError, saying what to do, when there is no changelog table at its URI (a
+    wrong --changelog, or a new deployment whose poller has not committed yet)."""
+    if changelog.table() is None:
+        raise TerminalError(
+            f"--changelog {changelog.uri}: no changelog table there. On a new deployment the poller "
+            "(lakeinlet-poll) creates it with its first commit: start the poller and wait for its "
+            "first batch (or run `lakeinlet-load backfill`), then run this again; otherwise fix --changelog")
 
 
 class ChangelogReader:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.events import NULL_VERSION
+from lakeinlet.incremental.cleanup_guard import Guard
 from lakeinlet.incremental.model import LOADED, REMOVED
 from lakeinlet.logs import event
 
@@ -119,9 +120,12 @@ class SourceCleaner(Protocol):
 
     def copy(self, obj: Loaded, head: SourceHead, bucket: str, key: str) -> None: ...
 
-    def delete(self, bucket: str, key: str, etag: str) -> str:
-        """DELETED, GONE (nothing there) or CHANGED (another version there: nothing deleted)."""
+    def delete(self, bucket: str, key: str, etag: str, version_id: str | None = None) -> str:
+        """DELETED, GONE (nothing there) or CHANGED (another version there: nothing deleted);
+        with `version_id`, that version only."""
         ...
+
+    def honours_if_match(self, bucket: str, key: str) -> bool: ...
 
 
 class LoadedLedger(Protocol):
@@ -186,6 +190,7 @@ class Cleanup:
     """The other route that loads a key too, if any: its object is kept for that route."""
     threads: int = 8
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    guard: Guard = field(default_factory=Guard)
 
     def run(self, dry_run: bool = False, stopped: Callable[[], bool] = lambda: False) -> CleanupReport:
         """One pass (`stopped()` is asked between chunks: the rest waits for the next pass).
@@ -202,6 +207,8 @@ class Cleanup:
         report.left = max(0, len(todo) - self.max_objects)
         blocked += [c.target_version for c in todo[self.max_objects:]]
         todo = todo[:self.max_objects]
+        if todo and not dry_run:
+            self.guard.check_store(self.store, todo[0].bucket, self.spec.action)
         top = max((r["target_version"] for r in rows), default=floor)
         for start in range(0, len(todo), CHUNK):
             if stopped():
@@ -279,6 +286,8 @@ class Cleanup:
     def _settle(self, obj: Loaded, dry_run: bool) -> CleanupRecord:
         """Archive (copy, then delete) or delete one loaded version, or say why it is skipped;
         each step checks what an earlier, interrupted pass already did."""
+        if why := self.guard.refuse(obj.bucket, obj.key):
+            return self._skip(obj, f"never cleaned up: {why}")
         if other := self.shared(obj.key):
             return self._skip(obj, f"route {other} loads this key too: kept for it")
         dest = self.spec.destination(obj.bucket, obj.key)
@@ -298,7 +307,7 @@ class Cleanup:
             found = self.store.head(*dest)
             if found is None or found.archive_of != obj.identity:  # else copied by an interrupted pass
                 self.store.copy(obj, head, *dest)
-        if self.store.delete(obj.bucket, obj.key, head.etag) == CHANGED:
+        if self.store.delete(obj.bucket, obj.key, head.etag, head.version_id) == CHANGED:
             return self._skip(obj, "overwritten while it was cleaned up: the newer version is kept")
         return self._done(obj, dest)
 

@@ -3,6 +3,7 @@ conditional on the version's etag), S3 errors translated in one place."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from boto3.s3.transfer import TransferConfig
@@ -13,9 +14,14 @@ from lakeinlet.events import NULL_VERSION
 from lakeinlet.incremental.cleanup import CHANGED, DELETED, GONE, IDENTITY_META, Loaded, SourceHead
 from lakeinlet.incremental.objects import CHANGED as PRECONDITION_FAILED
 from lakeinlet.incremental.objects import NOT_FOUND, translate
+from lakeinlet.logs import event
+
+log = logging.getLogger("lakeinlet.cleanup")
 
 KEPT_HEADERS = ("ContentType", "ContentEncoding", "ContentDisposition", "ContentLanguage", "CacheControl")
 """Headers of the source a copy with new metadata repeats (S3 would otherwise reset them)."""
+PROBE_BODY = b"lakeinlet: a probe of conditional deletes, deleted at once"
+WRONG_ETAG = '"00000000000000000000000000000000"'
 COPY = TransferConfig(multipart_threshold=5 * 1024**3, multipart_chunksize=512 * 1024**2)
 """One CopyObject up to S3's 5 GiB limit; a larger object is copied in parts of this size."""
 
@@ -57,18 +63,54 @@ class S3SourceCleaner:
         except ClientError as exc:
             raise translate(exc, f"COPY s3://{obj.bucket}/{obj.key} to s3://{bucket}/{key}") from exc
 
-    def delete(self, bucket: str, key: str, etag: str) -> str:
-        """Delete the current object only while its etag is `etag` (S3's conditional delete: on a
-        versioned bucket this adds a delete marker, the version stays as a noncurrent one)."""
+    def delete(self, bucket: str, key: str, etag: str, version_id: str | None = None) -> str:
+        """Delete the version `version_id` of a versioned bucket (never another), else the current
+        object only while its etag is `etag` (S3's conditional delete: `Cleanup` refuses a store
+        that ignores it)."""
+        exact = {"VersionId": version_id} if version_id else {"IfMatch": f'"{etag}"'}
         try:
-            self.s3.delete_object(Bucket=bucket, Key=key, IfMatch=f'"{etag}"')
+            self.s3.delete_object(Bucket=bucket, Key=key, **exact)
         except ClientError as exc:
             if _code(exc) in PRECONDITION_FAILED:
                 return CHANGED
-            if _code(exc) in NOT_FOUND:
+            if _code(exc) in NOT_FOUND | {"NoSuchVersion"}:
                 return GONE
-            raise translate(exc, f"DELETE s3://{bucket}/{key}") from exc
+            what = f"DELETE s3://{bucket}/{key}" + (f" version {version_id} (a versioned bucket's loaded "
+                                                    "version is deleted by id: s3:DeleteObjectVersion)"
+                                                    if version_id else "")
+            raise translate(exc, what) from exc
         return DELETED
+
+    def honours_if_match(self, bucket: str, key: str) -> bool:
+        """Write a scratch object, delete it If-Match another etag: True when refused (412). The
+        scratch object (and a delete marker a versioned bucket made) is removed either way."""
+        try:
+            written = self.s3.put_object(Bucket=bucket, Key=key, Body=PROBE_BODY).get("VersionId")
+            honoured, marker = self._wrong_if_match(bucket, key)
+        except ClientError as exc:
+            raise translate(exc, f"s3://{bucket}/{key} (probe of conditional deletes)") from exc
+        self._remove(bucket, key, [v for v in (written, marker) if v])
+        return honoured
+
+    def _remove(self, bucket: str, key: str, versions: list[str | None]) -> None:
+        """Best effort: the scratch object's versions (one plain delete where unversioned); a refusal
+        (no s3:DeleteObjectVersion) leaves a few bytes under the probe's folder, and is logged."""
+        try:
+            for version in [*versions] or [None]:
+                self.s3.delete_object(Bucket=bucket, Key=key, **({"VersionId": version} if version else {}))
+        except ClientError as exc:
+            event(log, "probe left behind", level=logging.WARNING, object=f"s3://{bucket}/{key}",
+                  error=_code(exc))
+
+    def _wrong_if_match(self, bucket: str, key: str) -> tuple[bool, str | None]:
+        """Whether a delete If-Match a wrong etag is refused, and the delete marker it made if not."""
+        try:
+            done = self.s3.delete_object(Bucket=bucket, Key=key, IfMatch=WRONG_ETAG)
+        except ClientError as exc:
+            if _code(exc) in PRECONDITION_FAILED:
+                return True, None
+            raise
+        return False, done.get("VersionId")
 
 
 def _code(exc: ClientError) -> str:

@@ -19,14 +19,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lakeinlet import add_version_flag, logs
+from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.config import add_arguments, resolve
 from lakeinlet.errors import CommitConflict, ConfigError, TerminalError
+from lakeinlet.incremental.bounds import bounds_of
+from lakeinlet.incremental.changelog_reader import require as require_changelog
 from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.commands import backfill as bf
 from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.commands import maintain as mt
 from lakeinlet.incremental.commands.fanout import UNROUTED, Fanout, RouteRun
-from lakeinlet.incremental.commands.status import status_lines
+from lakeinlet.incremental.commands.status import queue_lines, table_lines
 from lakeinlet.incremental.loader import BatchReport, Summary
 from lakeinlet.incremental.plan import Unrouted
 from lakeinlet.incremental.routes import Route, routes_of, selected, unrouted_config
@@ -80,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "re-running with the same target and reason changes nothing")
     reset.add_argument("--dry-run", action="store_true", help="print what would be re-read or skipped")
     back = _sub(sub, "backfill", "append synthetic events for objects notifications missed "
-                "(lists the --prefix prefixes of --bucket, or the whole bucket)", (*TABLES, "plan"))
-    back.add_argument("--bucket", required=True, help="bucket to list (required)")
+                "(lists the --prefix prefixes of each --bucket, or the whole bucket; --bucket is "
+                "required here and is the loader's allow-list too)", (*TABLES, "plan"))
     back.add_argument("--since", type=_when, help="only objects modified at or after this time")
     back.add_argument("--dry-run", action="store_true", help="print the objects and bytes it would add")
     vac = _sub(sub, "vacuum", "delete files no commit references (batches that crashed or lost a "
@@ -200,8 +203,7 @@ def _runs(parts: Parts, args: argparse.Namespace, stop: Stop) -> Summary:
         clean_sources(clean, stopped=lambda: stop.requested)
         if not args.continuous:
             break
-        if cfg.run.backfill_every and drains % cfg.run.backfill_every == 0 and cfg.run.backfill_bucket:
-            bf.backfill(parts.store(), parts.changelog, parts.ledger, cfg.run.backfill_bucket)
+        backfill_routes([parts], drains)
         periodic.after(total.batches)
         stop.pause(cfg.run.interval_seconds)
     return total
@@ -272,8 +274,7 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
     parts = build_routes(config, routes)
     record = build(unrouted_config(config))
     record.rows = parts[0].rows
-    collector = record.loader()
-    collector.filters = Unrouted(tuple(r.filters for r in every))
+    collector = record.loader(Unrouted(tuple(r.filters for r in every)))
     runs = [RouteRun(r.name, p.loader(), after_batch=functools.partial(register, p, r.name))
             for r, p in zip(routes, parts, strict=True)]
     runs.append(RouteRun(UNROUTED, collector))
@@ -336,16 +337,17 @@ def clean_routes(cleans: list[tuple[str, Cleanup | None]]) -> None:
 
 
 def backfill_routes(parts: list[Parts], drains: int) -> None:
-    """With --continuous and --backfill-every N: every N drains, each route's prefixes of
-    --backfill-bucket are listed for objects no event announced (a failure is logged: the next
-    round lists again)."""
+    """With --continuous and --backfill-every N: every N drains, each route's (or the table's)
+    prefixes of --backfill-bucket are listed for objects no event announced, lakeinlet's own left
+    out (a failure is logged: the next round lists again)."""
     run = parts[0].config.run if parts else None
     if run is None or not (run.backfill_every and run.backfill_bucket) or drains % run.backfill_every:
         return
     for p in parts:
         try:
             for prefix in p.config.plan.prefix or ("",):
-                bf.backfill(p.store(), p.changelog, p.ledger, run.backfill_bucket, prefix)
+                bf.backfill(p.store(), p.changelog, p.ledger, run.backfill_bucket, prefix,
+                            own=bounds_of(p.config).own)
         except Exception as exc:  # the loads go on; the next periodic backfill lists again
             logs.event(log, "backfill failed", level=logging.WARNING, table=p.config.tables.table,
                        error=f"{type(exc).__name__}: {exc}"[:500])
@@ -388,14 +390,7 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
 
 
 def cmd_backfill(parts: Parts, args: argparse.Namespace) -> int:
-    found = 0
-    for prefix in parts.config.plan.prefix or ("",):
-        plan = bf.backfill(parts.store(), parts.changelog, parts.ledger, args.bucket, prefix,
-                           args.since, args.dry_run)
-        print("\n".join(plan.lines()))
-        found += len(plan.missing)
-    print(f"dry run: nothing changed ({found} synthetic events would be appended)" if args.dry_run else
-          f"appended {found} synthetic events to the changelog")
+    print("\n".join(bf.command(parts, args.since, args.dry_run)))
     return 0
 
 
@@ -447,7 +442,10 @@ def cmd_maintain(parts: Parts, args: argparse.Namespace) -> int:
 
 
 def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
-    print("\n".join(status_lines(parts, args.queue_url, args.dlq_url)))
+    if queues := queue_lines(parts, args.queue_url, args.dlq_url):
+        print("\n".join(queues))
+    require_changelog(parts.changelog)  # after the queues: a new deployment's events may be there
+    print("\n".join(table_lines(parts)))
     return 0
 
 
@@ -478,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         if (args.command == "run" or (args.command == "maintain" and engines)) and not under_spark_submit():
             # a format this Spark line lacks stops the run here, not at its first batch
             spark_line(engines)
+        if args.command in ("run", "checkpoint"):
+            require_changelog(DeltaChangelog(config.tables.changelog or "", config.aws))
         if every is not None and args.command == "run":
             return cmd_run_routes(config, every, args)
         code = 0

@@ -73,21 +73,24 @@ class DeltaLedger:
                 and r["target_version"] > removed.get((r["bucket"], r["key"]), -1)}
         return {o.ref for o in objs if o.ref in refs}
 
-    def loaded_keys(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str]]:
+    def loaded_times(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], datetime]:
         """The (bucket, key)s among `objs` of which some version was loaded and its rows not
-        removed since: a new version of one of them has earlier rows to replace."""
+        removed since (a new version has earlier rows to replace; a removal older than the
+        loaded version removes nothing), each with the newest loaded version's event time."""
         dt = self._table()
         if dt is None or not objs:
-            return set()
+            return {}
         keys = pa.array(sorted({o.key for o in objs}))
         wanted = pc.field("key").isin(keys) & pc.field("status").isin(pa.array([LOADED, REMOVED]))
-        found = dt.to_pyarrow_dataset().to_table(columns=["bucket", "key", "status", "target_version"],
-                                                 filter=wanted).to_pylist()
-        newest: dict[tuple[str, str], tuple[int, bool]] = {}
+        found = dt.to_pyarrow_dataset().to_table(
+            columns=["bucket", "key", "status", "target_version", "event_time"], filter=wanted).to_pylist()
+        newest: dict[tuple[str, str], tuple[int, bool, datetime]] = {}
         for r in found:  # the newest status per key; a removal after a load wins at equal versions
-            key, mark = (r["bucket"], r["key"]), (r["target_version"], r["status"] == REMOVED)
+            mark = (r["target_version"], r["status"] == REMOVED, r["event_time"])
+            key = (r["bucket"], r["key"])
             newest[key] = max(mark, newest.get(key, mark))
-        return {(o.bucket, o.key) for o in objs if not newest.get((o.bucket, o.key), (0, True))[1]}
+        wanted_keys = {(o.bucket, o.key) for o in objs}
+        return {k: at for k, (_, removed, at) in newest.items() if k in wanted_keys and not removed}
 
     def rows_after_version(self, target_version: int) -> list[dict[str, Any]]:
         """The `loaded` and `removed` rows of target versions after `target_version` (what source
@@ -146,7 +149,7 @@ class DeltaCleanupLog:
     loaded object version archived, deleted or skipped for good (`target_version`: the ledger's,
     of its load). Each append's `txn` version is the floor: the ledger target version through
     which every loaded version is settled, so a pass reads only the ledger rows after it. The
-    ledger itself is never written: its `known`, `loaded_keys` and version stay the loader's."""
+    ledger itself is never written: its `known`, `loaded_times` and version stay the loader's."""
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str) -> None:
         self.uri = delta_uri(uri)

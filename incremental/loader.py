@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from lakeinlet.errors import CommitConflict, TerminalError
@@ -46,6 +47,7 @@ from lakeinlet.incremental.ports import (
     TargetPort,
     Unreadable,
 )
+from lakeinlet.incremental.removals import judge
 from lakeinlet.logs import event
 
 log = logging.getLogger("lakeinlet.loader")
@@ -208,25 +210,16 @@ class Loader:
 
     def _remove(self, plan: LoadPlan, start: Position, batch_id: str, seconds: dict[str, float],
                 t0: float) -> BatchReport:
-        """A batch of removal events: delete their rows with the checkpoint, in one commit."""
-        removals, kept = self._still_there(plan.removals)
+        """A batch of removal events: delete their rows with the checkpoint, in one commit; a removal
+        that the key's HEAD or the version loaded contradicts removes nothing (`removals.judge`)."""
+        heads = self.store.head_many(plan.removals)
+        removals, kept = judge(plan.removals, heads, self._loaded(plan.removals))
         staged = self.target.stage(Removal(removals, (*plan.decided, *kept)), start, plan.end, batch_id)
         version = self.target.publish(staged)
         seconds["commit"] = self.clock() - t0 - sum(seconds.values())
         self._append_ledger(staged.outcomes, version, batch_id)
         seconds["total"] = self.clock() - t0
         return BatchReport(batch_id, plan, version, tuple(staged.outcomes), seconds)
-
-    def _still_there(self, objs: Sequence[PlannedObject]) -> tuple[list[PlannedObject], list[Outcome]]:
-        """The removals to apply, and those that leave the key's rows alone: a deleted version
-        of a key that still has a current version (rows are matched by key, not by version, so
-        removing them would delete the current version's rows too)."""
-        one = [o for o in objs if o.deletes_one_version]
-        heads = self.store.head_many(one) if one else {}
-        there = {o.ref for o in one if isinstance(heads.get((o.bucket, o.key)), ObjectHead)}
-        kept = [Outcome(o, FILTERED, f"version {o.version_id} was deleted but the key still has a "
-                                     "current version, whose rows stay") for o in objs if o.ref in there]
-        return [o for o in objs if o.ref not in there], kept
 
     def _record(self, outcomes: Sequence[Outcome], version: int, batch_id: str, staged: bool) -> None:
         """After the commit: the quarantine's staged records, then the ledger (both idempotent
@@ -252,17 +245,23 @@ class Loader:
 
     def _earlier(self, objs: Sequence[PlannedObject]) -> list[PlannedObject]:
         """With --on-overwrite replace: the objects to read of which an earlier version's rows
-        are in the target (the ledger's, with the pending commits' outcomes on top)."""
+        are in the target."""
         if not self.caps.replace_overwritten or not objs:
             return []
-        keys = self.ledger.loaded_keys(objs)
+        loaded = self._loaded(objs)
+        return [o for o in objs if (o.bucket, o.key) in loaded]
+
+    def _loaded(self, objs: Sequence[PlannedObject]) -> dict[Ref, datetime]:
+        """The keys of `objs` with a loaded version's rows in the target, each with that version's
+        event time (the ledger's, with the pending commits' outcomes on top)."""
+        times = self.ledger.loaded_times(objs)
         for _, _, outcomes in self._pending:  # oldest first, as in `_known`
             for o in outcomes:
                 if o.status == REMOVED:
-                    keys.discard((o.obj.bucket, o.obj.key))
+                    times.pop((o.obj.bucket, o.obj.key), None)
                 elif o.status == LOADED:
-                    keys.add((o.obj.bucket, o.obj.key))
-        return [o for o in objs if (o.bucket, o.key) in keys]
+                    times[(o.obj.bucket, o.obj.key)] = o.obj.event_time
+        return times
 
     def _catch_up(self) -> None:
         """Before planning: the target commits up to the checkpoint this batch starts from that
@@ -337,7 +336,8 @@ class Loader:
 
 def _head_outcome(obj: PlannedObject, head: ObjectHead | Unreadable | None, max_bytes: int) -> Outcome | None:
     if head is None or isinstance(head, Unreadable):
-        return Outcome(obj, MISSING, head.reason if head else "object not found (deleted before the load)")
+        return Outcome(obj, head.status if head else MISSING,
+                       head.reason if head else "object not found (deleted before the load)")
     if head.size == 0:
         return Outcome(obj, LOADED, "zero-byte object: nothing to read")
     if head.size > max_bytes:

@@ -9,11 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow.parquet as pq
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import TerminalError, TransientError
-from lakeinlet.incremental.model import PlannedObject
+from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.ports import OVERWRITTEN, Footer, ListedObject, ObjectHead, Unreadable
 from lakeinlet.retry import transient
 
@@ -53,6 +53,9 @@ class S3ObjectStore:
             return found
         try:
             resp = self.s3.head_object(Bucket=obj.bucket, Key=obj.key)
+        except ParamValidationError as exc:  # botocore refuses the bucket or key before any request
+            return Unreadable(f"S3 takes no request for s3://{obj.bucket}/{obj.key}: "
+                              f"{' '.join(str(exc).split())}", FILTERED, gone=False)
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             if (unreadable := self._unreadable(obj, code)) is not None:
@@ -88,7 +91,7 @@ class S3ObjectStore:
         if code in DENIED:
             return Unreadable(f"access denied ({code}) reading s3://{obj.bucket}/{obj.key}: the "
                               "loader's credentials may not read it; once they may, "
-                              "`lakeinlet-load checkpoint reset` plans it again")
+                              "`lakeinlet-load checkpoint reset` plans it again", gone=False)
         return None
 
     def _not_found(self, obj: PlannedObject) -> str:

@@ -21,16 +21,18 @@ from lakeinlet.incremental.model import (
     Position,
 )
 
+Verdict = tuple[str, str]
+"""A set-aside object's ledger status and reason."""
+
 
 class KeyFilter(Protocol):
     """Which keys a loader plans at all (`owns`), and which of those it records as set aside."""
 
-    @property
-    def rejected_status(self) -> str: ...
-
     def owns(self, key: str) -> bool: ...
 
-    def reject(self, key: str) -> str | None: ...
+    def verdict(self, bucket: str, key: str) -> Verdict | None:
+        """The status and reason `bucket/key` is set aside with, or None when it is loaded."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,10 @@ class Filters:
 
     def owns(self, key: str) -> bool:
         return not self.routed or self.selects(key)
+
+    def verdict(self, bucket: str, key: str) -> Verdict | None:
+        why = self.reject(key)
+        return None if why is None else (self.rejected_status, why)
 
     def reject(self, key: str) -> str | None:
         """Why `key` is filtered out, or None when it is loaded."""
@@ -79,8 +85,8 @@ class Unrouted:
     def owns(self, key: str) -> bool:
         return not any(f.selects(key) for f in self.routes)
 
-    def reject(self, key: str) -> str | None:
-        return "the key matches no route"
+    def verdict(self, bucket: str, key: str) -> Verdict | None:
+        return (self.rejected_status, "the key matches no route")
 
 
 @dataclass(frozen=True)
@@ -189,14 +195,14 @@ def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: 
         if not filters.owns(r.key):
             continue
         obj = planned(r)
-        why = filters.reject(r.key)
-        if r.is_removed and not why:
+        found = filters.verdict(r.bucket, r.key)
+        if r.is_removed and not found:
             if caps.split_removals:
                 removals.append(obj)
                 continue
-            why = "ObjectRemoved: ingest is append-only, rows already loaded are kept"
-        if why:
-            decided.append(Outcome(obj, filters.rejected_status, why))
+            found = (FILTERED, "ObjectRemoved: ingest is append-only, rows already loaded are kept")
+        if found:
+            decided.append(Outcome(obj, *found))
         elif obj.size > caps.max_bytes:
             decided.append(Outcome(obj, TOO_LARGE, f"{obj.size} bytes > --max-bytes {caps.max_bytes}"))
         else:

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from lakeinlet.incremental.model import ChangeRow, Checkpoint, Outcome, PlannedObject, Position, TargetCommit
+from lakeinlet.incremental.model import (
+    MISSING,
+    ChangeRow,
+    Checkpoint,
+    Outcome,
+    PlannedObject,
+    Position,
+    TargetCommit,
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,10 @@ class Unreadable:
     """A HEAD that found no object to read, and why (no such key, no such bucket, access denied)."""
 
     reason: str
+    status: str = MISSING
+    """The ledger status of the object (`filtered` when S3 refuses the request itself)."""
+    gone: bool = True
+    """Whether S3 said there is no such object (False: it would not say, e.g. access denied)."""
 
 
 @dataclass(frozen=True)
@@ -265,8 +277,9 @@ class QuarantinePort(Protocol):
 class LedgerPort(Protocol):
     def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]: ...
 
-    def loaded_keys(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str]]:
-        """(bucket, key)s among `objs` with an earlier version's rows in the target."""
+    def loaded_times(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], datetime]:
+        """(bucket, key)s among `objs` with a loaded version's rows in the target, each with the
+        event time of the newest such version."""
         ...
 
     def last_target_version(self) -> int: ...

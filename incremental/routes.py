@@ -13,6 +13,7 @@ from typing import Any
 
 from lakeinlet.config import convert, iter_fields, setting
 from lakeinlet.errors import ConfigError
+from lakeinlet.incremental.bounds import knowing
 from lakeinlet.incremental.plan import Filters
 from lakeinlet.incremental.targets import SparkNeeds, spark_needs
 
@@ -102,7 +103,8 @@ def routes_of(config: Any) -> list[Route]:
         problems.append("--routes: the file has no [[route]] table")
     if problems:
         raise ConfigError(problems)
-    return routes
+    tables = [*(r.config for r in routes), _unrouted(config)]
+    return [Route(r.name, knowing(r.config, tables)) for r in routes]
 
 
 def selected(routes: list[Route], names: tuple[str, ...]) -> list[Route]:
@@ -110,7 +112,12 @@ def selected(routes: list[Route], names: tuple[str, ...]) -> list[Route]:
 
 
 def unrouted_config(config: Any) -> Any:
-    """The configuration of the unrouted objects' record: a Delta table with its ledger."""
+    """The configuration of the unrouted objects' record: a Delta table with its ledger (which
+    knows every route's tables as lakeinlet's own)."""
+    return knowing(_unrouted(config), [r.config for r in routes_of(config)])
+
+
+def _unrouted(config: Any) -> Any:
     t = config.tables
     uri = config.routes.unrouted_table or (t.changelog or "").rstrip("/") + "_unrouted"
     return dataclasses.replace(config, tables=dataclasses.replace(

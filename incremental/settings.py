@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
+from lakeinlet.incremental.bounds import VALID_BUCKET
 from lakeinlet.incremental.cleanup import AfterLoad
 from lakeinlet.incremental.registry import check_catalog
 from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 from lakeinlet.logs import LogSection
+from lakeinlet.own import location
 from lakeinlet.spark import SparkSection
 
 FORMATS = ("parquet", "json", "csv", "orc")
@@ -130,6 +132,18 @@ class PlanSection:
     ignore_prefix: tuple[str, ...] = setting(
         (), "Never load keys under these prefixes (recorded as `filtered`).", metavar="P")
     head_threads: int = setting(16, "Parallel HEAD requests when checking planned objects.")
+    buckets: tuple[str, ...] = setting(
+        (), "Buckets whose objects are loaded and cleaned up (repeatable or comma list; default: "
+        "any bucket an event names). An object of another bucket is recorded `filtered` (\"bucket "
+        "not in --bucket\") and never read; --backfill-bucket is always allowed. `backfill` lists "
+        "these buckets (it needs one at least), so a `run` with the same settings loads what it "
+        "appends.", flag="--bucket", metavar="BUCKET")
+    lake: tuple[str, ...] = setting(
+        (), "Locations of lakeinlet's own data (s3://BUCKET/PREFIX, repeatable) besides those this "
+        "command names itself (changelog, tables, ledgers, quarantine, cleanup logs, archive): "
+        "objects under any of them are recorded `filtered` (\"lakeinlet's own table\"), never "
+        "read, backfilled or cleaned up. The Terraform module sets it to the lake's location.",
+        metavar="URI")
     on_delete: str = setting(
         "append-only", "What an ObjectRemoved event does. `append-only`: nothing (rows already "
         "loaded stay; the ledger records it as filtered). `remove-rows`: the rows whose "
@@ -147,6 +161,10 @@ class PlanSection:
     def validate(self) -> list[str]:
         problems = [f"--{n.replace('_', '-')}: expected at least 1, found {getattr(self, n)}"
                     for n in ("max_files", "max_bytes", "head_threads") if getattr(self, n) < 1]
+        problems += [f"--bucket: {b!r} is not a bucket name (letters, digits, '.', '-', '_')"
+                     for b in self.buckets if not VALID_BUCKET.match(b)]
+        problems += [f"--lake: expected s3://BUCKET[/PREFIX], found {u!r}" for u in self.lake
+                     if location(u) is None]
         if self.regex:
             try:
                 re.compile(self.regex)

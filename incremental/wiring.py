@@ -10,16 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.errors import ConfigError
+from lakeinlet.incremental.bounds import Bounded, bounds_of
 from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
 from lakeinlet.incremental.cleanup import Cleanup
+from lakeinlet.incremental.cleanup_guard import Guard
 from lakeinlet.incremental.ledger import DeltaCleanupLog, DeltaLedger
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
-from lakeinlet.incremental.plan import Caps, Filters
+from lakeinlet.incremental.plan import Caps, Filters, KeyFilter
 from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
+from lakeinlet.own import location
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.ports import Target
@@ -132,7 +135,8 @@ class Parts:
         return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
                            footers=self.store().footers)
 
-    def loader(self) -> Loader:
+    def loader(self, filters: KeyFilter | None = None) -> Loader:
+        """The loader of this table; `filters` (default: the plan's) within the bounds."""
         cfg = self.config
         reader: SparkReader | None = None
 
@@ -145,8 +149,8 @@ class Parts:
         caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows", p.on_overwrite == "replace")
         return Loader(changelog=self.rows or ChangelogReader(self.changelog), store=self.store(),
                       reader=lazy_reader, target=self.target, ledger=self.ledger, caps=caps,
-                      filters=Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix,
-                                      routed=cfg.routes.enabled),
+                      filters=Bounded(filters or Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix,
+                                                         routed=cfg.routes.enabled), bounds_of(cfg)),
                       quarantine=self.quarantine,
                       on_missing_checkpoint=cfg.run.on_missing_checkpoint, hold=self.hold)
 
@@ -169,12 +173,15 @@ def build_cleanup(parts: Parts) -> Cleanup | None:
     routes = routes_of(cfg) if cfg.routes.enabled else []
     every = [r.filters for r in routes] or [Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix)]
     others = [(r.name, r.filters) for r in routes if r.config.tables.table != t.table]
-    record = DeltaCleanupLog(t.ledger_uri.rstrip("/") + "_cleanup", cfg.aws, t.app_id)
-    return Cleanup(c.spec, parts.ledger, record, S3SourceCleaner(cfg.aws, c.after_load_threads),
+    log_uri = t.ledger_uri.rstrip("/") + "_cleanup"
+    probe = location(log_uri)  # the scratch object of the store's probe goes in the log's folder
+    guard = Guard(bounds_of(cfg).verdict, (probe.bucket, probe.prefix + "_probe/") if probe else None)
+    return Cleanup(c.spec, parts.ledger, DeltaCleanupLog(log_uri, cfg.aws, t.app_id),
+                   S3SourceCleaner(cfg.aws, c.after_load_threads),
                    c.after_load_retention_hours, c.after_load_max_objects,
                    loads=lambda key: any(f.reject(key) is None for f in every),
                    shared=lambda key: next((n for n, f in others if f.reject(key) is None), None),
-                   threads=c.after_load_threads)
+                   threads=c.after_load_threads, guard=guard)
 
 
 def start_session(cfg: LoaderConfig, needs: SparkNeeds) -> Any:

@@ -147,12 +147,13 @@ class FakeLedger:
                 and v > removed.get((o.obj.bucket, o.obj.key), -1)}
         return {o.ref for o in objs if o.ref in refs}
 
-    def loaded_keys(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str]]:
-        newest: dict[tuple[str, str], str] = {}
+    def loaded_times(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], datetime]:
+        newest: dict[tuple[str, str], Outcome] = {}
         for _, o in self.rows:
             if o.status in ("loaded", "removed"):
-                newest[(o.obj.bucket, o.obj.key)] = o.status
-        return {(o.bucket, o.key) for o in objs if newest.get((o.bucket, o.key)) == "loaded"}
+                newest[(o.obj.bucket, o.obj.key)] = o
+        return {(o.bucket, o.key): n.obj.event_time for o in objs
+                if (n := newest.get((o.bucket, o.key))) is not None and n.status == "loaded"}
 
     def last_target_version(self) -> int:
         return max((v for v, _ in self.rows), default=-1)

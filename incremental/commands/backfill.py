@@ -7,15 +7,19 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeinlet.changelog.reader import DeltaChangelog
+from lakeinlet.errors import TerminalError
 from lakeinlet.events import ObjectEvent, ReceivedEvent
+from lakeinlet.incremental.bounds import bounds_of
 from lakeinlet.incremental.ledger import DeltaLedger
 from lakeinlet.incremental.model import FINAL
 from lakeinlet.incremental.ports import ListedObject, ObjectStorePort
+from lakeinlet.own import OwnLocations
 
 EVENT_NAME = "ObjectCreated:Backfill"
 Ref = tuple[str, str, str]
@@ -25,6 +29,8 @@ Ref = tuple[str, str, str]
 class BackfillPlan:
     listed: int
     missing: tuple[ListedObject, ...]
+    own: int = 0
+    """Listed objects under lakeinlet's own locations: never appended."""
 
     @property
     def bytes(self) -> int:
@@ -32,20 +38,23 @@ class BackfillPlan:
 
     def lines(self) -> list[str]:
         out = [f"  {o.key}  {o.size} bytes  etag {o.etag}" for o in self.missing]
+        own = f"; {self.own} under lakeinlet's own tables left out" if self.own else ""
         return [*out, f"{len(self.missing)} objects, {self.bytes} bytes to add "
-                      f"(of {self.listed} listed)"]
+                      f"(of {self.listed} listed{own})"]
 
 
-def diff(listed: Iterable[ListedObject], known: set[Ref], since: datetime | None) -> BackfillPlan:
-    """Listed objects (modified at/after `since`) whose (bucket, key, etag) nobody knows."""
-    count, missing = 0, []
+def diff(listed: Iterable[ListedObject], known: set[Ref], since: datetime | None,
+         own: OwnLocations | None = None) -> BackfillPlan:
+    """Listed objects (modified at/after `since`) whose (bucket, key, etag) nobody knows, leaving
+    out those under lakeinlet's `own` locations."""
+    count, owned, missing = 0, 0, []
     for o in listed:
         count += 1
-        if since is not None and o.last_modified < since:
-            continue
-        if (o.bucket, o.key, o.etag or "") not in known:
+        if own is not None and own.owner(o.bucket, o.key) is not None:
+            owned += 1
+        elif (since is None or o.last_modified >= since) and (o.bucket, o.key, o.etag or "") not in known:
             missing.append(o)
-    return BackfillPlan(count, tuple(missing))
+    return BackfillPlan(count, tuple(missing), owned)
 
 
 def known_refs(changelog: DeltaChangelog, ledger: DeltaLedger, bucket: str, prefix: str) -> set[Ref]:
@@ -76,11 +85,34 @@ def synthetic_events(objs: Sequence[ListedObject]) -> list[ReceivedEvent]:
 
 
 def backfill(store: ObjectStorePort, changelog: DeltaChangelog, ledger: DeltaLedger, bucket: str,
-             prefix: str = "", since: datetime | None = None, dry_run: bool = False) -> BackfillPlan:
-    """Plan the backfill and, unless `dry_run`, append its events as one changelog commit."""
-    plan = diff(store.list(bucket, prefix), known_refs(changelog, ledger, bucket, prefix), since)
+             prefix: str = "", since: datetime | None = None, dry_run: bool = False,
+             own: OwnLocations | None = None) -> BackfillPlan:
+    """Plan the backfill and, unless `dry_run`, append its events as one changelog commit (never
+    one for an object under lakeinlet's `own` locations)."""
+    plan = diff(store.list(bucket, prefix), known_refs(changelog, ledger, bucket, prefix), since, own)
     if plan.missing and not dry_run:
         events = synthetic_events(plan.missing)
         changelog.append(events, {"source": "backfill", "poll_batch": events[0].poll_batch,
                                   "bucket": bucket, "prefix": prefix})
     return plan
+
+
+def command(parts: Any, since: datetime | None, dry_run: bool) -> list[str]:
+    """`lakeinlet-load backfill`: each --prefix of each --bucket listed and backfilled; the lines
+    to print.
+
+    Raises:
+        TerminalError: no --bucket to list.
+    """
+    plan = parts.config.plan
+    if not plan.buckets:
+        raise TerminalError("backfill: give --bucket BUCKET, the bucket to list (repeatable); the "
+                            "same --bucket lets `run` load what the backfill appends")
+    own, lines, found = bounds_of(parts.config).own, [], 0
+    for bucket in plan.buckets:
+        for prefix in plan.prefix or ("",):
+            done = backfill(parts.store(), parts.changelog, parts.ledger, bucket, prefix, since, dry_run, own)
+            lines += done.lines()
+            found += len(done.missing)
+    return [*lines, f"dry run: nothing changed ({found} synthetic events would be appended)" if dry_run
+            else f"appended {found} synthetic events to the changelog"]

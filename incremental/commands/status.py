@@ -12,8 +12,13 @@ from lakeinlet.queues import queue_url_of, read_depths
 
 def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None,
                  now: datetime | None = None) -> list[str]:
-    """The status screen as lines (queues only when a URL is given; the DLQ is found from the
-    queue's RedrivePolicy when --dlq-url is not given); lag and freshness are measured at `now`."""
+    """The status screen as lines (see `queue_lines` and `table_lines`)."""
+    return queue_lines(parts, queue_url, dlq_url) + table_lines(parts, now)
+
+
+def queue_lines(parts: Parts, queue_url: str | None, dlq_url: str | None) -> list[str]:
+    """Queue and DLQ depth (only when a URL is given; the DLQ is found from the queue's
+    RedrivePolicy when --dlq-url is not given)."""
     lines = []
     if queue_url or dlq_url:
         sqs = client("sqs", parts.config.aws)
@@ -23,10 +28,15 @@ def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None,
             dlq_url = dlq_url or (queue_url_of(sqs, depths.dlq_arn) if depths.dlq_arn else None)
         dlq = read_depths(sqs, dlq_url).line() if dlq_url else "none (no RedrivePolicy)"
         lines.append(f"dlq:   {dlq}")
+    return lines
+
+
+def table_lines(parts: Parts, now: datetime | None = None) -> list[str]:
+    """Changelog head, checkpoint, lag and freshness measured at `now`, and the catalog entry."""
     view = ck.show(parts.target, parts.changelog, now)
     head = view.pending[-1].timestamp.isoformat(timespec="seconds") if view.pending else "-"
-    lines += [f"changelog: {parts.changelog.uri} head version {view.head} (newest pending commit {head})",
-              f"target:    {parts.target.uri}", *view.lines()[0:1], *view.lines()[2:3],
-              view.freshness_line()]
+    lines = [f"changelog: {parts.changelog.uri} head version {view.head} (newest pending commit {head})",
+             f"target:    {parts.target.uri}", *view.lines()[0:1], *view.lines()[2:3],
+             view.freshness_line()]
     catalog = parts.catalog_line()
     return lines + ([catalog] if catalog else [])

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -21,9 +20,9 @@ from pyspark.sql.window import Window
 from lakeinlet import fast_paths
 from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
-from lakeinlet.incremental.model import FILTERED, MISSING, PlannedObject
+from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
-from lakeinlet.incremental.read import checks, file_index, lineage_hash
+from lakeinlet.incremental.read import checks, file_index, lineage_hash, paths
 from lakeinlet.incremental.read.file_index import Planned
 from lakeinlet.incremental.settings import ReadSection
 
@@ -107,7 +106,8 @@ class SparkReader:
         rows (an Observation), and the batch's `verify` holds them to the footers (see
         `checks.one_pass`). Sizes and mtimes are compared once per file at planning, not per row:
         the plan's file statuses are what Spark reports as each row's `_metadata`."""
-        failed: Failed = {}
+        failed: Failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
+        objs = [o for o in objs if (o.bucket, o.key) not in failed]
         footers = self._footers(objs, heads or {}, failed)
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
         merge = not one_schema(objs, footers)
@@ -154,7 +154,8 @@ class SparkReader:
               heads: Mapping[Ref, ObjectHead] | None = None
               ) -> tuple[DataFrame | None, list[PlannedObject]]:
         """The bulk read; Spark checks that every path exists when planning the read, so an
-        object deleted since the HEAD is set aside as missing and the read is planned again.
+        object deleted since the HEAD is set aside as missing and the read is planned again (any
+        other object that breaks the planning is found and set aside: `paths.unplannable`).
         Parquet with a schema is planned from file statuses built from `heads` or fetched in
         parallel (`_indexed`, which fills `planned` with them)."""
         left = list(objs)
@@ -170,12 +171,12 @@ class SparkReader:
             except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
                 if checks.is_merge_conflict(exc):
                     return checks.split_conflicting(self, left, failed, table)
-                gone = [o for o in left if "PATH_NOT_FOUND" in str(exc) and self.uri(o) in str(exc)]
-                if not isinstance(exc, AnalysisException) or not gone:
+                found = paths.not_found(self.uri, left, exc) or paths.unplannable(
+                    lambda some: self.reader(merge=merge).load(list(map(self.load_path, some))), left, exc)
+                if not found:
                     raise
-                for o in gone:
-                    failed[(o.bucket, o.key)] = (MISSING, f"object not found when read: {self.uri(o)}")
-                left = [o for o in left if o not in gone]
+                failed |= found
+                left = [o for o in left if (o.bucket, o.key) not in found]
         return None, left
 
     def _indexed(self, objs: Sequence[PlannedObject], failed: Failed, planned: Planned,

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import ConfigError, TerminalError, TransientError
 from lakeinlet.incremental.cleanup import IDENTITY_META, AfterLoad, Cleanup
+from lakeinlet.incremental.cleanup_guard import Guard
 from lakeinlet.incremental.cleanup_store import S3SourceCleaner
 from lakeinlet.incremental.ledger import DeltaCleanupLog, DeltaLedger
 from lakeinlet.incremental.model import (
@@ -167,10 +169,17 @@ def test_versioned_bucket_the_exact_version_loaded_is_archived_even_if_overwritt
     store.head = overwritten_after_the_check  # type: ignore[method-assign]
     report = cleanup(s3, ledger, record, store=store).run()
     assert body(s3, ARCHIVE, "old/landing/a") == b"v1"
-    assert body(s3, SRC, "a") == b"v2"  # the conditional delete left the newer version alone
-    assert report.skipped == {"overwritten while it was cleaned up": 1, "overwritten since the load": 1}
-    assert body(s3, SRC, "a", VersionId=v1["VersionId"]) == b"v1"
+    assert body(s3, SRC, "a") == b"v2"  # deleted by version id: the newer version is left alone
+    assert (report.done, report.skipped) == ({"archived": 1}, {"overwritten since the load": 1})
+    assert versions(s3, "a") == [(False, b"v2")]  # the version loaded is gone, no delete marker
     assert body(s3, SRC, "b") == b"b2" and keys(s3, ARCHIVE) == {"old/landing/a"}
+
+
+def versions(s3: Any, key: str) -> list[tuple[bool, bytes]]:
+    """(delete marker?, body) of each version of SRC/key, newest first."""
+    found = s3.list_object_versions(Bucket=SRC, Prefix=key)
+    out = [(True, b"") for _ in found.get("DeleteMarkers", [])]
+    return out + [(False, body(s3, SRC, key, VersionId=v["VersionId"])) for v in found.get("Versions", [])]
 
 
 @pytest.mark.parametrize(("spec", "step"), [
@@ -190,8 +199,8 @@ def test_a_crash_at_each_step_then_a_rerun_cleans_every_loaded_object_once(
         if step == "copy":
             raise Crash("after the copy")
 
-    def delete(bucket: str, key: str, etag: str) -> str:
-        done = real_delete(bucket, key, etag)
+    def delete(bucket: str, key: str, etag: str, version_id: str | None = None) -> str:
+        done = real_delete(bucket, key, etag, version_id)
         if step == "delete":
             raise Crash("after the delete")
         return done
@@ -248,10 +257,10 @@ def test_a_transient_failure_is_retried_by_the_next_pass_and_nothing_else_is_red
     store = S3SourceCleaner(AwsSection(), s3=s3)
     real_delete = store.delete
 
-    def throttled(bucket: str, key: str, etag: str) -> str:
+    def throttled(bucket: str, key: str, etag: str, version_id: str | None = None) -> str:
         if key == "a":
             raise TransientError("SlowDown")
-        return real_delete(bucket, key, etag)
+        return real_delete(bucket, key, etag, version_id)
 
     store.delete = throttled  # type: ignore[method-assign]
     first = cleanup(s3, ledger, record, "delete", store=store).run()
@@ -394,3 +403,96 @@ def test_with_routes_a_key_two_routes_load_is_shared_and_remove_rows_is_refused(
     assert clean.loads("clicks/x") and not clean.loads("other/x")  # an archive there would be loaded again
     with pytest.raises(ConfigError, match="remove the rows just loaded"):
         build_cleanup(first_route(orders + "; on_delete=remove-rows"))
+
+
+class Store:
+    """The S3 client, counting PUTs; `ignores_if_match`: a store that deletes whatever If-Match says."""
+
+    def __init__(self, s3: Any, ignores_if_match: bool = False, denies_versions: bool = False) -> None:
+        self.s3, self.ignores, self.denies, self.puts = s3, ignores_if_match, denies_versions, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.s3, name)
+
+    def put_object(self, **kw: Any) -> Any:
+        self.puts += 1
+        return self.s3.put_object(**kw)
+
+    def delete_object(self, **kw: Any) -> Any:
+        if self.ignores:
+            kw.pop("IfMatch", None)
+        if self.denies and "VersionId" in kw:  # a role without s3:DeleteObjectVersion
+            raise ClientError({"Error": {"Code": "AccessDenied", "Message": "denied"}}, "DeleteObject")
+        return self.s3.delete_object(**kw)
+
+
+def test_a_store_that_ignores_conditional_deletes_is_refused_with_one_line_probed_once(
+        s3: Any, ledger: DeltaLedger, record: DeltaCleanupLog) -> None:
+    """Cleanup's overwrite safety rests on If-Match: a store that ignores it deleted the newer
+    version of an object overwritten after its check."""
+    load(ledger, 0, ("a", put(s3, "a"), LOADED))
+    ignoring = Store(s3, ignores_if_match=True)
+    clean = cleanup(s3, ledger, record, "delete", store=S3SourceCleaner(AwsSection(), s3=ignoring))
+    for _ in range(2):
+        with pytest.raises(TerminalError) as refused:
+            clean.run()
+        assert str(refused.value).startswith("--after-load delete refused: the store ignores conditional "
+                                             f"deletes (a DeleteObject of s3://{SRC}/_lakeinlet/probe-")
+        assert "\n" not in str(refused.value)
+    assert ignoring.puts == 1 and keys(s3, SRC) == {"a"} and record.read().num_rows == 0
+    assert clean.run(dry_run=True).done == {"deleted": 1}  # a dry run deletes nothing: no probe
+
+
+def test_the_probe_runs_once_leaves_nothing_behind_and_writes_under_the_cleanup_log_when_on_s3(
+        s3: Any, ledger: DeltaLedger, record: DeltaCleanupLog) -> None:
+    s3.create_bucket(Bucket="lake")
+    s3.put_bucket_versioning(Bucket="lake", VersioningConfiguration={"Status": "Enabled"})
+    counting = Store(s3)
+    clean = cleanup(s3, ledger, record, "delete", store=S3SourceCleaner(AwsSection(), s3=counting),
+                    guard=Guard(probe_at=("lake", "orders_ledger_cleanup/_probe/")))
+    for v, k in enumerate("ab"):
+        load(ledger, v, (k, put(s3, k), LOADED))
+        assert clean.run().done == {"deleted": 1}
+    assert counting.puts == 1 and keys(s3, SRC) == set()
+    assert s3.list_object_versions(Bucket="lake").get("Versions", []) == []
+    assert s3.list_object_versions(Bucket="lake").get("DeleteMarkers", []) == []
+
+
+def test_a_probe_it_may_not_delete_by_version_leaves_a_few_bytes_and_the_cleanup_goes_on(
+        s3: Any, ledger: DeltaLedger, record: DeltaCleanupLog, caplog: pytest.LogCaptureFixture) -> None:
+    s3.create_bucket(Bucket="lake")
+    s3.put_bucket_versioning(Bucket="lake", VersioningConfiguration={"Status": "Enabled"})
+    load(ledger, 0, ("a", put(s3, "a"), LOADED))
+    store = S3SourceCleaner(AwsSection(), s3=Store(s3, denies_versions=True))
+    clean = cleanup(s3, ledger, record, "delete", store=store, guard=Guard(probe_at=("lake", "log/_probe/")))
+    assert clean.run().done == {"deleted": 1}
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == ["probe left behind"]
+
+
+def test_lakeinlets_own_tables_and_other_buckets_are_never_cleaned_up_whatever_the_ledger_says(
+        s3: Any, tmp_path: Path, in_process_aws: AwsSection) -> None:
+    from lakeinlet.incremental.settings import CleanupSection, LoaderConfig, PlanSection, TablesSection
+    from lakeinlet.incremental.wiring import build, build_cleanup
+
+    s3.create_bucket(Bucket="elsewhere")
+    tables = TablesSection(changelog=str(tmp_path / "changelog"), table=str(tmp_path / "orders"))
+    config = LoaderConfig(tables=tables, plan=PlanSection(buckets=(SRC,), lake=(f"s3://{SRC}/lake",)),
+                          cleanup=CleanupSection(after_load="delete", after_load_retention_hours=0),
+                          aws=in_process_aws)
+    parts = build(config)
+    lake_file, data = put(s3, "lake/orders/part-0.parquet"), put(s3, "in/a.json")
+    elsewhere = put(s3, "in/b.json", bucket="elsewhere")
+    load(parts.ledger, 0, ("lake/orders/part-0.parquet", lake_file, LOADED), ("in/a.json", data, LOADED))
+    other = PlannedObject("elsewhere", "in/b.json", elsewhere["ETag"], None, 1, "e-b", datetime.now(UTC), 0)
+    parts.ledger.append([Outcome(other, LOADED)], 1, "b1")
+    clean = build_cleanup(parts)
+    assert clean is not None
+    report = clean.run()
+    assert report.done == {"deleted": 1} and keys(s3, SRC) == {"lake/orders/part-0.parquet"}
+    assert keys(s3, "elsewhere") == {"in/b.json"}
+    reasons = {r["key"]: r["reason"] for r in DeltaCleanupLog(
+        str(tmp_path / "orders_ledger_cleanup"), AwsSection(), "x").read().to_pylist()}
+    assert reasons["lake/orders/part-0.parquet"] == (
+        f"never cleaned up: lakeinlet's own table s3://{SRC}/lake/: never loaded nor cleaned up "
+        "(lakeinlet writes there)")
+    assert reasons["in/b.json"].startswith(f"never cleaned up: bucket not in --bucket ({SRC})")

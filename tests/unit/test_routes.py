@@ -330,10 +330,12 @@ def test_the_periodic_backfill_lists_each_routes_prefixes_every_n_drains(
     from types import SimpleNamespace
 
     from lakeinlet.incremental import job
+    from lakeinlet.incremental.bounds import Bounds
 
     calls: list[tuple[str, str]] = []
-    monkeypatch.setattr(job.bf, "backfill", lambda store, changelog, ledger, bucket, prefix: calls.append(
-        (bucket, prefix)))
+    monkeypatch.setattr(job.bf, "backfill",
+                        lambda store, changelog, ledger, bucket, prefix, own: calls.append((bucket, prefix)))
+    monkeypatch.setattr(job, "bounds_of", lambda config: Bounds())
     run = SimpleNamespace(backfill_every=2, backfill_bucket="land")
 
     def route(*prefixes: str) -> Any:
