@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lakeinlet import add_version_flag, logs
-from lakeinlet.config import add_arguments, resolve
+from lakeinlet.config import add_arguments, redact_errors, resolve
 from lakeinlet.errors import CommitConflict, ConfigError, TerminalError
 from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.commands import backfill as bf
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakeinlet-load", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_version_flag(parser)
+    redact_errors(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     run = _sub(sub, "run", "load changelog rows into the target (once, --drain or --continuous)", ALL)
     mode = run.add_mutually_exclusive_group()
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                            f"but a terminal error is retried after a growing pause (up to {MAX_PAUSE:g} "
                            f"s), and the run stops after {MAX_FAILED_DRAINS} failed drains in a row")
     cp = sub.add_parser("checkpoint", help="show or reset the loader's checkpoint")
+    redact_errors(cp)
     cps = cp.add_subparsers(dest="action", required=True)
     show = _sub(cps, "show", "the checkpoint, changelog versions after it, and the lag", TABLES)
     show.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -1,4 +1,5 @@
-"""Structured logging shared by both jobs: one line per batch, text or JSON (`--log-format`)."""
+"""Structured logging shared by both jobs: one line per batch, text or JSON (`--log-format`), every
+line redacted (`lakeinlet.redact`: a URI, setting or error quoted in a line keeps no secret)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lakeinlet.config import setting
+from lakeinlet.redact import redact
 
 _FIELDS = "lakeinlet_fields"
 
@@ -25,7 +27,16 @@ class JsonFormatter(logging.Formatter):
         doc.update(getattr(record, _FIELDS, {}))
         if record.exc_info:
             doc["error"] = self.formatException(record.exc_info)
-        return json.dumps(doc, default=str, ensure_ascii=False)
+        return json.dumps(_redacted(doc), default=str, ensure_ascii=False)
+
+
+def _redacted(value: Any) -> Any:
+    """`value` with every string in it redacted (before JSON escapes quotes inside strings)."""
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    return value if isinstance(value, int | float | bool) or value is None else redact(str(value))
 
 
 class TextFormatter(logging.Formatter):
@@ -38,7 +49,7 @@ class TextFormatter(logging.Formatter):
         text = head + record.getMessage() + (" " + tail if tail else "")
         if record.exc_info:
             text += "\n" + self.formatException(record.exc_info)
-        return text
+        return redact(text)
 
 
 def setup(fmt: str = "text", level: str = "INFO") -> None:

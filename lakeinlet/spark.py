@@ -18,6 +18,7 @@ from lakeinlet import jvm as lakejvm
 from lakeinlet.committers import COMMIT_PROTOCOL, s3a_committer_conf
 from lakeinlet.config import setting
 from lakeinlet.errors import TerminalError
+from lakeinlet.redact import redact_setting
 
 log = logging.getLogger("lakeinlet.spark")
 
@@ -51,7 +52,7 @@ class SparkSection:
 
     def validate(self) -> list[str]:
         bad = [kv for kv in self.spark_conf if "=" not in kv]
-        problems = [f"--spark-conf: expected key=value, found {kv!r}" for kv in bad]
+        problems = [f"--spark-conf: expected key=value, found {redact_setting(kv)!r}" for kv in bad]
         local = [j.strip() for j in (self.jars or "").split(",") if j.strip() and "://" not in j]
         return problems + [f"--jars (or LAKEINLET_JARS): {j} does not exist; `lakeinlet jars --dest {j}` "
                            "fetches the jar groups into a folder" for j in local if not Path(j).exists()]
