@@ -18,7 +18,7 @@ from lakeinlet import jvm as lakejvm
 from lakeinlet.committers import COMMIT_PROTOCOL, s3a_committer_conf
 from lakeinlet.config import setting
 from lakeinlet.errors import TerminalError
-from lakeinlet.redact import redact_setting
+from lakeinlet.redact import carries_secret, redact_setting
 
 log = logging.getLogger("lakeinlet.spark")
 
@@ -92,6 +92,10 @@ def under_spark_submit() -> bool:
 
 LIST_KEYS = ("spark.sql.extensions",)
 """Comma lists merged rather than replaced: a format's session extension is added to the user's."""
+REDACTION_KEY = "spark.redaction.regex"
+REDACTION = r"(?i:secret|password|token|access[.]key|credential|//[^/\s]*:[^/\s]*@)"
+"""What Spark redacts (a setting whose key or value matches: UI, event logs, `SET`): its own default
+words, Iceberg's REST `credential`, and a value holding a URI with a password (a catalog's `uri`)."""
 
 
 def session_conf(section: SparkSection, endpoint_url: str | None = None, groups: Sequence[str] = (),
@@ -133,7 +137,15 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None, groups:
             mine = [v for v in conf[key].split(",") if v not in given[key].split(",")]
             conf[key] = ",".join([given[key], *mine])
     kept = {k: v for k, v in conf.items() if k not in given or k in LIST_KEYS}
-    return kept | section.extra
+    redaction = redaction_regex(given.get(REDACTION_KEY), section.extra.get(REDACTION_KEY))
+    return kept | section.extra | {REDACTION_KEY: redaction}
+
+
+def redaction_regex(*theirs: str | None) -> str:
+    """Spark's redaction regex: the user's own (spark-submit's, --spark-conf's), still in force,
+    with `REDACTION` added."""
+    mine = [t for t in dict.fromkeys(theirs) if t]
+    return "|".join(mine if any(REDACTION in t for t in mine) else [*mine, REDACTION])
 
 
 def log4j2_file(level: str) -> str:
@@ -155,18 +167,54 @@ def log4j2_file(level: str) -> str:
 
 
 def s3a_emulator_conf(endpoint_url: str) -> dict[str, str]:
-    """s3a against an emulator: endpoint, path style, SSL as the URL says, static test keys."""
+    """s3a against an emulator or another S3 store: endpoint, path style, SSL as the URL says.
+
+    No keys: s3a's default credential chain (Hadoop 3.3.4 and 3.4.2 alike: session keys, then
+    `fs.s3a.access.key`/`secret.key`, then the AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/
+    AWS_SESSION_TOKEN environment variables, then the instance's role) finds them in the environment
+    the JVM inherits, and Spark copies them into the Hadoop configuration its tasks receive. A key
+    in these settings would reach the JVM's command line, which every user of the machine can read.
+    """
     pre = "spark.hadoop.fs.s3a."
-    conf = {pre + "endpoint": endpoint_url, pre + "path.style.access": "true",
+    return {pre + "endpoint": endpoint_url, pre + "path.style.access": "true",
             pre + "connection.ssl.enabled": str(endpoint_url.startswith("https")).lower(),
             pre + "impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
             pre + "change.detection.mode": "none", pre + "fast.upload": "true"}
-    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
-    if key and secret:
-        conf |= {pre + "aws.credentials.provider":
-                 "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
-                 pre + "access.key": key, pre + "secret.key": secret}
-    return conf
+
+
+def launch_settings(conf: Mapping[str, str], submitted: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """`conf` split into (settings the session is built with, settings set once it runs).
+
+    Outside spark-submit PySpark starts the JVM with every build setting on its command line
+    (`spark-submit --conf key=value`, readable by any user in `ps` and /proc/<pid>/cmdline): a
+    setting that carries a secret (`lakeinlet.redact.carries_secret`: a catalog URI with a password,
+    `jdbc.password`, a REST `credential`, an s3a key from --spark-conf) is held back and set in the
+    running JVM. Under spark-submit the JVM already runs: nothing is held.
+    """
+    if submitted:
+        return dict(conf), {}
+    held = {k: v for k, v in conf.items() if carries_secret(k, v)}
+    return {k: v for k, v in conf.items() if k not in held}, held
+
+
+def set_running(session: Any, held: Mapping[str, str]) -> None:
+    """Set `held` settings in the running session: `spark.hadoop.*` in the Hadoop configuration every
+    later filesystem and task is made from, the others as session settings.
+
+    Raises:
+        TerminalError: Spark reads that setting only at start-up (named, its value not shown).
+    """
+    for key, value in held.items():
+        if key.startswith("spark.hadoop."):
+            lakejvm.hadoop_conf(session).set(key[len("spark.hadoop."):], value)
+            continue
+        try:
+            session.conf.set(key, value)
+        except Exception as exc:  # py4j wraps Spark's "cannot modify a static config"
+            raise TerminalError(
+                f"--spark-conf {key}: holds a secret and Spark reads it only at start-up; lakeinlet "
+                "never puts a secret on the JVM's command line: set it in spark-defaults.conf "
+                f"(SPARK_CONF_DIR) or run under spark-submit ({type(exc).__name__})") from None
 
 
 def launcher_conf() -> dict[str, str]:
@@ -211,9 +259,11 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
                     "Spark's default committer (a COPY and a DELETE per file); add it with `%s`",
                     jarlib.submit_flags(["s3a"]))
     conf = session_conf(section, endpoint_url, groups, extra, given, not submitted, committers)
-    for key, value in conf.items():
+    launch, held = launch_settings(conf, submitted)
+    for key, value in launch.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    set_running(session, held)
     spark_line(groups, session.version)
     session.sparkContext.setLogLevel(section.spark_log_level)
     wanted = dict(required or {g: REQUIRED_CLASSES[g] for g in groups if g in REQUIRED_CLASSES})
