@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,9 @@ from lakeinlet import jvm as lakejvm
 from lakeinlet.committers import COMMIT_PROTOCOL, s3a_committer_conf
 from lakeinlet.config import setting
 from lakeinlet.errors import TerminalError
-from lakeinlet.redact import carries_secret, redact_setting
+from lakeinlet.log4j import log4j2_file
+from lakeinlet.redact import redact_setting
+from lakeinlet.spark_secrets import REDACTION_KEY, launch_settings, redaction_regex, set_running
 
 log = logging.getLogger("lakeinlet.spark")
 
@@ -92,10 +93,6 @@ def under_spark_submit() -> bool:
 
 LIST_KEYS = ("spark.sql.extensions",)
 """Comma lists merged rather than replaced: a format's session extension is added to the user's."""
-REDACTION_KEY = "spark.redaction.regex"
-REDACTION = r"(?i:secret|password|token|access[.]key|credential|//[^/\s]*:[^/\s]*@)"
-"""What Spark redacts (a setting whose key or value matches: UI, event logs, `SET`): its own default
-words, Iceberg's REST `credential`, and a value holding a URI with a password (a catalog's `uri`)."""
 
 
 def session_conf(section: SparkSection, endpoint_url: str | None = None, groups: Sequence[str] = (),
@@ -141,31 +138,6 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None, groups:
     return kept | section.extra | {REDACTION_KEY: redaction}
 
 
-def redaction_regex(*theirs: str | None) -> str:
-    """Spark's redaction regex: the user's own (spark-submit's, --spark-conf's), still in force,
-    with `REDACTION` added."""
-    mine = [t for t in dict.fromkeys(theirs) if t]
-    return "|".join(mine if any(REDACTION in t for t in mine) else [*mine, REDACTION])
-
-
-def log4j2_file(level: str) -> str:
-    """A log4j2 configuration sending the JVM's logging at `level` and above to stderr."""
-    path = Path(tempfile.gettempdir()) / f"lakeinlet-log4j2-{level.lower()}.properties"
-    # PySpark's gateway logger set to the same level: otherwise Spark, taking it for an
-    # interactive shell, prints "Setting default log level to WARN".
-    text = ("status = error\nappender.console.type = Console\nappender.console.name = console\n"
-            "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
-            "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
-            f"rootLogger.level = {level.lower()}\nrootLogger.appenderRef.stdout.ref = console\n"
-            "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
-            f"logger.gateway.level = {level.lower()}\n")
-    if not path.is_file() or path.read_text() != text:
-        tmp = path.with_suffix(f".{os.getpid()}")
-        tmp.write_text(text)
-        tmp.replace(path)
-    return str(path)
-
-
 def s3a_emulator_conf(endpoint_url: str) -> dict[str, str]:
     """s3a against an emulator or another S3 store: endpoint, path style, SSL as the URL says.
 
@@ -180,41 +152,6 @@ def s3a_emulator_conf(endpoint_url: str) -> dict[str, str]:
             pre + "connection.ssl.enabled": str(endpoint_url.startswith("https")).lower(),
             pre + "impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
             pre + "change.detection.mode": "none", pre + "fast.upload": "true"}
-
-
-def launch_settings(conf: Mapping[str, str], submitted: bool) -> tuple[dict[str, str], dict[str, str]]:
-    """`conf` split into (settings the session is built with, settings set once it runs).
-
-    Outside spark-submit PySpark starts the JVM with every build setting on its command line
-    (`spark-submit --conf key=value`, readable by any user in `ps` and /proc/<pid>/cmdline): a
-    setting that carries a secret (`lakeinlet.redact.carries_secret`: a catalog URI with a password,
-    `jdbc.password`, a REST `credential`, an s3a key from --spark-conf) is held back and set in the
-    running JVM. Under spark-submit the JVM already runs: nothing is held.
-    """
-    if submitted:
-        return dict(conf), {}
-    held = {k: v for k, v in conf.items() if carries_secret(k, v)}
-    return {k: v for k, v in conf.items() if k not in held}, held
-
-
-def set_running(session: Any, held: Mapping[str, str]) -> None:
-    """Set `held` settings in the running session: `spark.hadoop.*` in the Hadoop configuration every
-    later filesystem and task is made from, the others as session settings.
-
-    Raises:
-        TerminalError: Spark reads that setting only at start-up (named, its value not shown).
-    """
-    for key, value in held.items():
-        if key.startswith("spark.hadoop."):
-            lakejvm.hadoop_conf(session).set(key[len("spark.hadoop."):], value)
-            continue
-        try:
-            session.conf.set(key, value)
-        except Exception as exc:  # py4j wraps Spark's "cannot modify a static config"
-            raise TerminalError(
-                f"--spark-conf {key}: holds a secret and Spark reads it only at start-up; lakeinlet "
-                "never puts a secret on the JVM's command line: set it in spark-defaults.conf "
-                f"(SPARK_CONF_DIR) or run under spark-submit ({type(exc).__name__})") from None
 
 
 def launcher_conf() -> dict[str, str]:

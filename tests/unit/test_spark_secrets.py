@@ -12,14 +12,8 @@ import pytest
 from lakeinlet.aws import AwsSection
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, IcebergSection
-from lakeinlet.spark import (
-    REDACTION,
-    REDACTION_KEY,
-    SparkSection,
-    launch_settings,
-    session_conf,
-    set_running,
-)
+from lakeinlet.spark import SparkSection, session_conf
+from lakeinlet.spark_secrets import REDACTION, REDACTION_KEY, launch_settings, set_running
 
 pytestmark = pytest.mark.unit
 
