@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -55,7 +54,7 @@ SCRIPT = textwrap.dedent("""
         "showing": showing(),
         "rows": spark.read.parquet(table).count(),
         "jvm_cmdline": Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"),
-        "jvm_environ_has_secret": canary in Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace"),
+        "jvm_environ_has_secret": canary.encode() in Path(f"/proc/{pid}/environ").read_bytes(),
         "spark_conf": dict(spark.sparkContext.getConf().getAll()),
         "held_set": [spark.conf.get(k) == v for k, v in catalog.items()]
                     + [hadoop.get("fs.s3a.session.token.probe") == canary],
@@ -64,7 +63,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_no_secret_on_the_jvm_command_line_and_s3a_still_works(moto_server: MotoServer, tmp_path: Path) -> None:
+def test_no_secret_on_the_jvm_command_line_and_s3a_still_works(moto_server: MotoServer) -> None:
     canary = f"LEAKCANARY-{uuid.uuid4()}"
     bucket = unique("secrets")
     client("s3", AwsSection(endpoint_url=moto_server.endpoint)).create_bucket(Bucket=bucket)
