@@ -188,6 +188,7 @@ class IcebergCatalog:
 
     def _make_py_catalog(self) -> Any:
         from pyiceberg.catalog import load_catalog
+        from pyiceberg.exceptions import NotInstalledError
 
         check_catalog_placement(self)
         props = self.file_io_properties() | self.section.options
@@ -200,6 +201,10 @@ class IcebergCatalog:
                                        if self.section.iceberg_catalog_uri else {})
         try:
             return load_catalog(self.name, **props)
+        except NotInstalledError as exc:  # the database's driver (psycopg2) is missing
+            where = self.jdbc_uri() if kind == "jdbc" else self.section.iceberg_catalog_uri or kind
+            raise ConfigError([f"--iceberg-catalog {kind} {where}: pyiceberg cannot open it ({exc}); "
+                               "for PostgreSQL: pip install 'lakeinlet[postgres]'"]) from None
         except Exception as exc:
             # Two loaders opening a new SQL catalog at once both find its tables missing; the
             # second CREATE TABLE fails ("table iceberg_tables already exists"). Opened again,
