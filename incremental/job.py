@@ -32,6 +32,7 @@ from lakeinlet.incremental.plan import Unrouted
 from lakeinlet.incremental.routes import Route, routes_of, selected, unrouted_config
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.wiring import Parts, build, build_cleanup, build_routes
+from lakeinlet.logs import say
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
 from lakeinlet.spark import spark_line, under_spark_submit
@@ -167,7 +168,7 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
         ("removed {} rows", total.removed_rows),
         ("deleted {} rows of objects' earlier versions", total.replaced_rows),
         ("kept {} malformed records in the quarantine table", total.malformed_records)) if n)
-    print(f"loaded {total.rows} rows in {total.batches} batches{removed}"
+    say(f"loaded {total.rows} rows in {total.batches} batches{removed}"
           + (f"; {outcomes}" if outcomes else "") + ("; stopped on request" if stop.requested else ""))
     return 0
 
@@ -300,12 +301,12 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
                failed_routes=[r.name for r in fan.failed()], changelog_reads=getattr(rows, "reads", None),
                stopped=stop.requested, **dict(total.statuses))
     for run in runs:
-        print(run.line())
-    print(f"loaded {total.rows} rows into {len(routes)} tables in {total.batches} batches; the changelog "
+        say(run.line())
+    say(f"loaded {total.rows} rows into {len(routes)} tables in {total.batches} batches; the changelog "
           f"read {getattr(rows, 'reads', 0)} times ({getattr(rows, 'versions_read', 0)} versions)"
           + ("; stopped on request" if stop.requested else ""))
     if fan.failed():
-        print("error: routes failed: " + ", ".join(r.name for r in fan.failed()), file=sys.stderr)
+        say("error: routes failed: " + ", ".join(r.name for r in fan.failed()), file=sys.stderr)
         return 3
     return 0
 
@@ -368,24 +369,24 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
             pos = view.checkpoint.position
             numbers = pos.fields() if pos else {"complete": None, "offset": None}
             route = {"route": args.route_name} if getattr(args, "route_name", "") else {}
-            print(json.dumps({**route, "checkpoint": str(pos) if pos else None, **numbers, "head": view.head,
+            say(json.dumps({**route, "checkpoint": str(pos) if pos else None, **numbers, "head": view.head,
                               "lag_versions": view.lag_versions, "lag_events": view.lag_events,
                               "lag_bytes": view.lag_bytes, "lag_seconds": view.lag_seconds,
                               **freshness_fields(view),
                               "pending": [{"version": c.version, "committed_at": c.timestamp.isoformat(),
                                            "events": c.rows} for c in view.pending]}))
         else:
-            print("\n".join(view.lines()))
+            say("\n".join(view.lines()))
         return 0
     to = ck.resolve(parts.changelog, args.to_version, args.to_time, args.to_latest)
     plan = ck.plan_reset(parts.target, parts.changelog, to, args.reason)
-    print("\n".join(plan.lines()))
+    say("\n".join(plan.lines()))
     if args.dry_run:
-        print("dry run: nothing changed")
+        say("dry run: nothing changed")
         return 0
     version = ck.apply_reset(parts.target, plan, args.reason, parts.hold)
     if version is not None:
-        print(f"reset recorded in target version {version}")
+        say(f"reset recorded in target version {version}")
     return 0
 
 
@@ -394,9 +395,9 @@ def cmd_backfill(parts: Parts, args: argparse.Namespace) -> int:
     for prefix in parts.config.plan.prefix or ("",):
         plan = bf.backfill(parts.store(), parts.changelog, parts.ledger, args.bucket, prefix,
                            args.since, args.dry_run)
-        print("\n".join(plan.lines()))
+        say("\n".join(plan.lines()))
         found += len(plan.missing)
-    print(f"dry run: nothing changed ({found} synthetic events would be appended)" if args.dry_run else
+    say(f"dry run: nothing changed ({found} synthetic events would be appended)" if args.dry_run else
           f"appended {found} synthetic events to the changelog")
     return 0
 
@@ -409,12 +410,12 @@ def cmd_vacuum(parts: Parts, args: argparse.Namespace) -> int:
     for name, table in (("target", parts.target), ("quarantine", parts.quarantine)):
         files = table.vacuum(args.retention_hours, args.dry_run)
         total += len(files)
-        print(f"{name} {table.uri}: {len(files)} unreferenced files older than {args.retention_hours:g} h")
+        say(f"{name} {table.uri}: {len(files)} unreferenced files older than {args.retention_hours:g} h")
         for f in files[:50]:
-            print(f"  {f}")
+            say(f"  {f}")
         if len(files) > 50:
-            print(f"  … and {len(files) - 50} more")
-    print(f"dry run: nothing deleted ({total} files would be)" if args.dry_run else f"deleted {total} files")
+            say(f"  … and {len(files) - 50} more")
+    say(f"dry run: nothing deleted ({total} files would be)" if args.dry_run else f"deleted {total} files")
     return 0
 
 
@@ -423,9 +424,9 @@ def cmd_cleanup(parts: Parts, args: argparse.Namespace) -> int:
     if clean is None:
         raise TerminalError("cleanup: --after-load is off: give --after-load delete or archive:s3://BUCKET/"
                             "PREFIX (flag, LAKEINLET__CLEANUP__AFTER_LOAD or --config-file)")
-    print("\n".join(clean.run(args.dry_run).lines()))
+    say("\n".join(clean.run(args.dry_run).lines()))
     if args.dry_run:
-        print("dry run: nothing changed")
+        say("dry run: nothing changed")
     return 0
 
 
@@ -439,17 +440,17 @@ def cmd_maintain(parts: Parts, args: argparse.Namespace) -> int:
         done = mt.maintain(parts, args.retention_hours, args.dry_run)
     except (TerminalError, CommitConflict) as exc:
         logs.event(log, "maintain failed", level=logging.ERROR, table=parts.target.uri, error=str(exc))
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return 2
     logs.event(log, "maintain", table=parts.target.uri, dry_run=args.dry_run, **mt.fields(done))
-    print(mt.line(parts.target.uri, done, args.dry_run))
+    say(mt.line(parts.target.uri, done, args.dry_run))
     if args.dry_run:
-        print("dry run: nothing changed")
+        say("dry run: nothing changed")
     return 0
 
 
 def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
-    print("\n".join(status_lines(parts, args.queue_url, args.dlq_url)))
+    say("\n".join(status_lines(parts, args.queue_url, args.dlq_url)))
     return 0
 
 
@@ -486,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, c in named:
             args.route_name = name
             if name and not getattr(args, "json", False):  # JSON lines name their route instead
-                print(f"== route {name} ==")
+                say(f"== route {name} ==")
             parts = build(c)
             try:
                 code = max(code, COMMANDS[args.command](parts, args))
@@ -494,11 +495,11 @@ def main(argv: list[str] | None = None) -> int:
                 parts.close()
         return code
     except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
+        say(str(exc), file=sys.stderr)
         return 2
     except TerminalError as exc:
         logs.event(log, "failed", level=logging.ERROR, error=str(exc))
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception:
         log.exception("unexpected error")

@@ -8,7 +8,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TextIO
 
 from lakeinlet.config import setting
 from lakeinlet.redact import redact
@@ -50,6 +50,11 @@ class TextFormatter(logging.Formatter):
         if record.exc_info:
             text += "\n" + self.formatException(record.exc_info)
         return redact(text)
+
+
+def say(*parts: object, file: TextIO | None = None) -> None:
+    """`print`, redacted: a URI or setting a command prints keeps no secret."""
+    print(redact(" ".join(map(str, parts))), file=file)
 
 
 def setup(fmt: str = "text", level: str = "INFO") -> None:

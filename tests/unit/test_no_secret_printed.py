@@ -84,6 +84,16 @@ def test_the_hive_metastores_errors_name_it_without_its_password(secrets_everywh
     assert "hive metastore unreachable" in str(err.value) and CANARY not in str(err.value)
 
 
+def test_a_uri_with_a_password_is_printed_redacted(secrets_everywhere: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # Hadoop still reads keys in a URI's userinfo (s3a://KEY:SECRET@bucket/): a command's own lines,
+    # not only its errors, keep them out.
+    table = f"file://alice:{CANARY}@localhost{secrets_everywhere}/t"
+    assert load_main(["status", "--changelog", str(secrets_everywhere / "changelog"), "--table", table]) == 0
+    out, err = capsys.readouterr()
+    assert "target:    file://alice:***@localhost" in out and CANARY not in out + err
+
+
 LOAD_COMMANDS = ("run", "backfill", "vacuum", "maintain", "cleanup", "status")
 HELP = [(load_main, [c, "--help"]) for c in LOAD_COMMANDS] + [
     (load_main, ["checkpoint", "show", "--help"]), (load_main, ["checkpoint", "reset", "--help"]),
