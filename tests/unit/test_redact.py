@@ -13,6 +13,7 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.config import add_arguments, redact_errors
 from lakeinlet.errors import ConfigError, TerminalError, TransientError
 from lakeinlet.incremental.settings import ReadSection
+from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, IcebergSection
 from lakeinlet.logs import JsonFormatter, LogSection, TextFormatter
 from lakeinlet.redact import MASK, carries_secret, redact, redact_setting
@@ -81,8 +82,9 @@ def test_bad_key_value_items_are_echoed_without_their_secret() -> None:
     item = f"spark.hadoop.fs.s3a.secret.key {LEAK}"
     problems = [*SparkSection(spark_conf=(item,)).validate(),
                 *IcebergSection(iceberg_catalog_option=(f"jdbc.password {LEAK}",)).validate(),
-                *ReadSection(read_option=(f"password {LEAK}",)).validate()]
-    assert len(problems) == 3
+                *ReadSection(read_option=(f"password {LEAK}",)).validate(),
+                *HudiSection(hudi_option=(f"hoodie.ssl.password {LEAK}",)).validate()]
+    assert len(problems) == 4
     assert not [p for p in problems if LEAK in p]
 
 
