@@ -20,7 +20,7 @@ from typing import Any
 
 from lakeinlet import add_version_flag, logs
 from lakeinlet.changelog.reader import DeltaChangelog
-from lakeinlet.config import add_arguments, resolve
+from lakeinlet.config import add_arguments, redact_errors, resolve
 from lakeinlet.errors import CommitConflict, ConfigError, TerminalError
 from lakeinlet.incremental.bounds import bounds_of
 from lakeinlet.incremental.changelog_reader import require as require_changelog
@@ -35,6 +35,7 @@ from lakeinlet.incremental.plan import Unrouted
 from lakeinlet.incremental.routes import Route, routes_of, selected, unrouted_config
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.wiring import Parts, build, build_cleanup, build_routes
+from lakeinlet.logs import say
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
 from lakeinlet.spark import spark_line, under_spark_submit
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakeinlet-load", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_version_flag(parser)
+    redact_errors(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     run = _sub(sub, "run", "load changelog rows into the target (once, --drain or --continuous)", ALL)
     mode = run.add_mutually_exclusive_group()
@@ -66,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                            f"but a terminal error is retried after a growing pause (up to {MAX_PAUSE:g} "
                            f"s), and the run stops after {MAX_FAILED_DRAINS} failed drains in a row")
     cp = sub.add_parser("checkpoint", help="show or reset the loader's checkpoint")
+    redact_errors(cp)
     cps = cp.add_subparsers(dest="action", required=True)
     show = _sub(cps, "show", "the checkpoint, changelog versions after it, and the lag", TABLES)
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -168,7 +171,7 @@ def cmd_run(parts: Parts, args: argparse.Namespace) -> int:
         ("removed {} rows", total.removed_rows),
         ("deleted {} rows of objects' earlier versions", total.replaced_rows),
         ("kept {} malformed records in the quarantine table", total.malformed_records)) if n)
-    print(f"loaded {total.rows} rows in {total.batches} batches{removed}"
+    say(f"loaded {total.rows} rows in {total.batches} batches{removed}"
           + (f"; {outcomes}" if outcomes else "") + ("; stopped on request" if stop.requested else ""))
     return 0
 
@@ -299,12 +302,12 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
                failed_routes=[r.name for r in fan.failed()], changelog_reads=getattr(rows, "reads", None),
                stopped=stop.requested, **dict(total.statuses))
     for run in runs:
-        print(run.line())
-    print(f"loaded {total.rows} rows into {len(routes)} tables in {total.batches} batches; the changelog "
+        say(run.line())
+    say(f"loaded {total.rows} rows into {len(routes)} tables in {total.batches} batches; the changelog "
           f"read {getattr(rows, 'reads', 0)} times ({getattr(rows, 'versions_read', 0)} versions)"
           + ("; stopped on request" if stop.requested else ""))
     if fan.failed():
-        print("error: routes failed: " + ", ".join(r.name for r in fan.failed()), file=sys.stderr)
+        say("error: routes failed: " + ", ".join(r.name for r in fan.failed()), file=sys.stderr)
         return 3
     return 0
 
@@ -368,29 +371,29 @@ def cmd_checkpoint(parts: Parts, args: argparse.Namespace) -> int:
             pos = view.checkpoint.position
             numbers = pos.fields() if pos else {"complete": None, "offset": None}
             route = {"route": args.route_name} if getattr(args, "route_name", "") else {}
-            print(json.dumps({**route, "checkpoint": str(pos) if pos else None, **numbers, "head": view.head,
+            say(json.dumps({**route, "checkpoint": str(pos) if pos else None, **numbers, "head": view.head,
                               "lag_versions": view.lag_versions, "lag_events": view.lag_events,
                               "lag_bytes": view.lag_bytes, "lag_seconds": view.lag_seconds,
                               **freshness_fields(view),
                               "pending": [{"version": c.version, "committed_at": c.timestamp.isoformat(),
                                            "events": c.rows} for c in view.pending]}))
         else:
-            print("\n".join(view.lines()))
+            say("\n".join(view.lines()))
         return 0
     to = ck.resolve(parts.changelog, args.to_version, args.to_time, args.to_latest)
     plan = ck.plan_reset(parts.target, parts.changelog, to, args.reason)
-    print("\n".join(plan.lines()))
+    say("\n".join(plan.lines()))
     if args.dry_run:
-        print("dry run: nothing changed")
+        say("dry run: nothing changed")
         return 0
     version = ck.apply_reset(parts.target, plan, args.reason, parts.hold)
     if version is not None:
-        print(f"reset recorded in target version {version}")
+        say(f"reset recorded in target version {version}")
     return 0
 
 
 def cmd_backfill(parts: Parts, args: argparse.Namespace) -> int:
-    print("\n".join(bf.command(parts, args.since, args.dry_run)))
+    say("\n".join(bf.command(parts, args.since, args.dry_run)))
     return 0
 
 
@@ -402,12 +405,12 @@ def cmd_vacuum(parts: Parts, args: argparse.Namespace) -> int:
     for name, table in (("target", parts.target), ("quarantine", parts.quarantine)):
         files = table.vacuum(args.retention_hours, args.dry_run)
         total += len(files)
-        print(f"{name} {table.uri}: {len(files)} unreferenced files older than {args.retention_hours:g} h")
+        say(f"{name} {table.uri}: {len(files)} unreferenced files older than {args.retention_hours:g} h")
         for f in files[:50]:
-            print(f"  {f}")
+            say(f"  {f}")
         if len(files) > 50:
-            print(f"  … and {len(files) - 50} more")
-    print(f"dry run: nothing deleted ({total} files would be)" if args.dry_run else f"deleted {total} files")
+            say(f"  … and {len(files) - 50} more")
+    say(f"dry run: nothing deleted ({total} files would be)" if args.dry_run else f"deleted {total} files")
     return 0
 
 
@@ -416,9 +419,9 @@ def cmd_cleanup(parts: Parts, args: argparse.Namespace) -> int:
     if clean is None:
         raise TerminalError("cleanup: --after-load is off: give --after-load delete or archive:s3://BUCKET/"
                             "PREFIX (flag, LAKEINLET__CLEANUP__AFTER_LOAD or --config-file)")
-    print("\n".join(clean.run(args.dry_run).lines()))
+    say("\n".join(clean.run(args.dry_run).lines()))
     if args.dry_run:
-        print("dry run: nothing changed")
+        say("dry run: nothing changed")
     return 0
 
 
@@ -432,20 +435,20 @@ def cmd_maintain(parts: Parts, args: argparse.Namespace) -> int:
         done = mt.maintain(parts, args.retention_hours, args.dry_run)
     except (TerminalError, CommitConflict) as exc:
         logs.event(log, "maintain failed", level=logging.ERROR, table=parts.target.uri, error=str(exc))
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return 2
     logs.event(log, "maintain", table=parts.target.uri, dry_run=args.dry_run, **mt.fields(done))
-    print(mt.line(parts.target.uri, done, args.dry_run))
+    say(mt.line(parts.target.uri, done, args.dry_run))
     if args.dry_run:
-        print("dry run: nothing changed")
+        say("dry run: nothing changed")
     return 0
 
 
 def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
     if queues := queue_lines(parts, args.queue_url, args.dlq_url):
-        print("\n".join(queues))
+        say("\n".join(queues))
     require_changelog(parts.changelog)  # after the queues: a new deployment's events may be there
-    print("\n".join(table_lines(parts)))
+    say("\n".join(table_lines(parts)))
     return 0
 
 
@@ -484,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, c in named:
             args.route_name = name
             if name and not getattr(args, "json", False):  # JSON lines name their route instead
-                print(f"== route {name} ==")
+                say(f"== route {name} ==")
             parts = build(c)
             try:
                 code = max(code, COMMANDS[args.command](parts, args))
@@ -492,11 +495,11 @@ def main(argv: list[str] | None = None) -> int:
                 parts.close()
         return code
     except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
+        say(str(exc), file=sys.stderr)
         return 2
     except TerminalError as exc:
         logs.event(log, "failed", level=logging.ERROR, error=str(exc))
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception:
         log.exception("unexpected error")

@@ -15,6 +15,7 @@ from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 from lakeinlet.logs import LogSection
 from lakeinlet.own import location
+from lakeinlet.redact import redact_setting
 from lakeinlet.spark import SparkSection
 
 FORMATS = ("parquet", "json", "csv", "orc")
@@ -114,8 +115,8 @@ class ReadSection:
         return dict(kv.split("=", 1) for kv in self.read_option)
 
     def validate(self) -> list[str]:
-        return [f"--read-option: expected key=value, found {kv!r}" for kv in self.read_option
-                if "=" not in kv]
+        return [f"--read-option: expected key=value, found {redact_setting(kv)!r}"
+                for kv in self.read_option if "=" not in kv]
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,10 @@ import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from lakeinlet.errors import ConfigError
+from lakeinlet.redact import redact
 
 C = TypeVar("C")
 ENV_PREFIX = "LAKEINLET__"
@@ -97,6 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser, config_cls: type,
         sections: only these sections' flags are shown in `--help` (a subcommand shows what it
             uses); the others are still accepted, so one set of flags works for every command.
     """
+    redact_errors(parser)
     groups: dict[str, Any] = {}
     for f in iter_fields(config_cls):
         hidden = sections is not None and f.section not in sections
@@ -121,6 +123,17 @@ def add_arguments(parser: argparse.ArgumentParser, config_cls: type,
             if f.is_tuple:
                 kwargs["action"] = "append"
         group.add_argument(f.flag, **kwargs)
+
+
+def redact_errors(parser: argparse.ArgumentParser) -> None:
+    """Make `parser` redact its usage errors: argparse quotes what it could not parse (an unknown
+    `--catalog-urii=jdbc:postgresql://user:password@…`, a value outside its choices) verbatim."""
+    error = parser.error
+
+    def redacted(message: str) -> NoReturn:
+        error(redact(message))
+
+    parser.error = redacted  # type: ignore[method-assign]
 
 
 def missing(flag: str) -> str:

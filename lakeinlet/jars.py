@@ -13,35 +13,52 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+WILDFLY = "org.wildfly.openssl:wildfly-openssl:2.2.5.Final"
+"""s3a's optional OpenSSL binding (`fs.s3a.ssl.channel.mode` openssl or default; the default
+`default_jsse` never loads it), fetched only when asked (`--only s3a-openssl`). 2.2.5.Final: the
+releases before 2.2 cannot load OpenSSL 3's libssl (1.0.7.Final, Hadoop 3.3.4's own, also has
+CVE-2020-25644); Hadoop 3.3.4's and 3.4.2's socket factories both work with it."""
+POSTGRES_JDBC = "org.postgresql:postgresql:42.7.14"
+"""Spark's driver for an Iceberg JDBC catalog on PostgreSQL (beside sqlite-jdbc for a SQLite one);
+pyiceberg's side comes with the `postgres` extra."""
 LINES: dict[str, dict[str, tuple[str, ...]]] = {
     "3.5": {
-        # hadoop-aws of pyspark 3.5's Hadoop 3.3.4 and the SDK v1 bundle it was built with.
+        # hadoop-aws of pyspark 3.5's Hadoop 3.3.4 with the newest SDK v1 bundle (1.12.782, the last
+        # 1.12: netty 4.1.118 and jackson 2.17.2 shaded, ion-java gone; 1.12.262, the one Hadoop 3.3.4
+        # was built with, shades netty 4.1.77, jackson-databind 2.12.6.1 and ion-java 1.0.2, each with
+        # advisories). hadoop-aws 3.3.4 calls only SDK v1 APIs that 1.12 keeps.
         # spark-hadoop-cloud (Spark's side of the S3A committers, lakeinlet/committers.py): 3.5.8,
         # the newest 3.5 on Maven Central (3.5.9 is not there).
-        "s3a": ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-bundle:1.12.262",
-                "org.wildfly.openssl:wildfly-openssl:1.0.7.Final",
+        "s3a": ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-bundle:1.12.782",
                 "org.apache.spark:spark-hadoop-cloud_2.12:3.5.8"),
+        "s3a-openssl": (WILDFLY,),
         "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0",),
         "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
-                    "org.xerial:sqlite-jdbc:3.54.1.0"),
+                    "org.xerial:sqlite-jdbc:3.54.1.0", POSTGRES_JDBC),
         "delta-spark": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
     },
     "4.1": {
-        # pyspark 4.1's Hadoop is 3.4.2: s3a on the AWS SDK v2 bundle that Hadoop release pins.
+        # pyspark 4.1's Hadoop is 3.4.2: s3a on the AWS SDK v2 bundle that Hadoop release pins, 2.29.52,
+        # the last 2.29. From 2.30 the SDK adds checksums to every request and drops Content-MD5 by
+        # default, which hadoop-aws 3.4.2 cannot switch off (HADOOP-19654 added the switches after it):
+        # third-party stores (MinIO, Ceph) then refuse uploads and bulk deletes. Its shaded netty
+        # 4.1.115 is behind 4.1.118's fixes (native-SSL SslHandler, Windows only), neither reachable
+        # here: the bundle carries no netty-tcnative, so the async client's TLS is the JDK's.
         # spark-hadoop-cloud_2.13: 4.1.2, the newest 4.1 on Maven Central. No Hudi bundle for Spark 4
         # resolves from Maven Central, so Hudi has no group on this line.
         "s3a": ("org.apache.hadoop:hadoop-aws:3.4.2", "software.amazon.awssdk:bundle:2.29.52",
                 "org.apache.spark:spark-hadoop-cloud_2.13:4.1.2"),
+        "s3a-openssl": (WILDFLY,),
         "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",
-                    "org.xerial:sqlite-jdbc:3.54.1.0"),
+                    "org.xerial:sqlite-jdbc:3.54.1.0", POSTGRES_JDBC),
         # Delta's Spark-suffixed artifact (an unsuffixed one fails on another 4.x), and a release
         # built against a late enough 4.1: delta 4.1.0 calls a Parquet schema converter constructor
         # that later 4.1 patches no longer have (NoSuchMethodError on pyspark 4.1.4).
         "delta-spark": ("io.delta:delta-spark_4.1_2.13:4.4.0", "io.delta:delta-storage:4.4.0"),
     },
 }
-"""Jar groups per Spark line (major.minor): `s3a` for s3a:// reads, one per table format,
-`delta-spark` for tests only."""
+"""Jar groups per Spark line (major.minor): `s3a` for s3a:// reads (`s3a-openssl` beside it only
+when asked), one per table format, `delta-spark` for tests only."""
 NOT_ON_LINE = {("4.1", "hudi"): "Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need "
                                 "Spark 3.5 (pip install 'lakeinlet[spark35]')"}
 """Why a group is missing from a line: the one line a run on that line stops with."""
@@ -95,6 +112,8 @@ def coordinates(group: str, line: str | None = None) -> tuple[str, ...]:
 
 
 RUNTIME_GROUPS = ("s3a", "hudi", "iceberg")
+OPTIONAL_GROUPS = ("s3a-openssl",)
+"""Groups fetched only when named with --only (a plain `lakeinlet jars` leaves them out)."""
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 ENV = "LAKEINLET_JARS"
 
@@ -179,7 +198,8 @@ _CONNECTORS = ("org.apache.hadoop:hadoop-client-runtime", "com.google.cloud.bigd
                "com.fasterxml.jackson.dataformat:jackson-dataformat-cbor",
                "org.apache.httpcomponents:httpclient", "org.apache.httpcomponents:httpcore")
 EXCLUDES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("3.5", "s3a"): _CONNECTORS,
+    # hadoop-aws 3.3.4 declares wildfly-openssl 1.0.7.Final a runtime dependency: left out unless asked.
+    ("3.5", "s3a"): (*_CONNECTORS, "org.wildfly.openssl:wildfly-openssl"),
     # Hadoop 3.4 adds the Huawei OBS connector (with its HTTP client and a newer jackson-core than
     # Spark's), S3's analytics accelerator stream (not the default input stream) and wildfly-openssl.
     ("4.1", "s3a"): (*_CONNECTORS, "org.apache.hadoop:hadoop-huaweicloud", "com.huaweicloud:esdk-obs-java",
@@ -195,14 +215,16 @@ use (with these left out, `--packages` resolves exactly the jars `lakeinlet jars
 
 def packages(groups: list[str], line: str | None = None) -> str:
     """The `--packages` value for spark-submit on a cluster (Spark resolves dependencies)."""
-    coords = [c for g in groups for c in coordinates(g, line) if not c.startswith("org.wildfly")]
+    coords = [c for g in groups for c in coordinates(g, line)]
     return ",".join(dict.fromkeys(coords))
 
 
 def submit_flags(groups: list[str], line: str | None = None) -> str:
     """`--packages …` and, where a group needs it, `--exclude-packages …` for spark-submit."""
     line = line or installed_line()
-    excluded = ",".join(dict.fromkeys(e for g in groups for e in EXCLUDES.get((line, g), ())))
+    named = {c.rsplit(":", 1)[0] for g in groups for c in coordinates(g, line)}
+    left_out = [e for g in groups for e in EXCLUDES.get((line, g), ()) if e not in named]
+    excluded = ",".join(dict.fromkeys(left_out))
     return f"--packages {packages(groups, line)}" + (f" --exclude-packages {excluded}" if excluded else "")
 
 
@@ -214,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "~/.cache/lakeinlet/jars)")
     parser.add_argument("--only", action="append", choices=ALL_GROUPS, metavar="GROUP",
                         help=f"fetch only this group (repeatable; one of {', '.join(ALL_GROUPS)}; "
-                             "default: every group of the Spark line)")
+                             f"default: every group of the Spark line but {', '.join(OPTIONAL_GROUPS)})")
     parser.add_argument("--spark", choices=sorted(LINES), metavar="LINE",
                         help=f"the Spark line the jars are for ({' or '.join(sorted(LINES))}; default: "
                              "the installed pyspark's), e.g. a cluster's Spark for --packages")
@@ -233,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             print(submit_flags(args.only or [g for g in RUNTIME_GROUPS if g in LINES[line]], line))
             return 0
         dest = args.dest or default_dir()
-        for group in args.only or list(LINES[line]):
+        for group in args.only or [g for g in LINES[line] if g not in OPTIONAL_GROUPS]:
             fresh = bool(missing(dest, group, line))
             jars = fetch(dest, group, line=line)
             names = ", ".join(p.name for p in jars)

@@ -1,4 +1,5 @@
-"""Structured logging shared by both jobs: one line per batch, text or JSON (`--log-format`)."""
+"""Structured logging shared by both jobs: one line per batch, text or JSON (`--log-format`), every
+line redacted (`lakeinlet.redact`: a URI, setting or error quoted in a line keeps no secret)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TextIO
 
 from lakeinlet.config import setting
+from lakeinlet.redact import redact
 
 _FIELDS = "lakeinlet_fields"
 _UNSAFE = "\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
@@ -55,7 +57,16 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             doc["error"] = self.formatException(record.exc_info)
         # a lone surrogate has no UTF-8 form: written raw, it would fail the whole line
-        return _SURROGATE.sub(_escape, json.dumps(doc, default=str, ensure_ascii=False))
+        return _SURROGATE.sub(_escape, json.dumps(_redacted(doc), default=str, ensure_ascii=False))
+
+
+def _redacted(value: Any) -> Any:
+    """`value` with every string in it redacted (before JSON escapes quotes inside strings)."""
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    return value if isinstance(value, int | float | bool) or value is None else redact(str(value))
 
 
 class TextFormatter(logging.Formatter):
@@ -70,7 +81,12 @@ class TextFormatter(logging.Formatter):
         text = head + escaped(record.getMessage()) + (" " + tail if tail else "")
         if record.exc_info:
             text += "\n" + textwrap.indent(escaped(self.formatException(record.exc_info), True), "  ")
-        return text
+        return redact(text)
+
+
+def say(*parts: object, file: TextIO | None = None) -> None:
+    """`print`, redacted: a URI or setting a command prints keeps no secret."""
+    print(redact(" ".join(map(str, parts))), file=file)
 
 
 def setup(fmt: str = "text", level: str = "INFO") -> None:

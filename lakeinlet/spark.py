@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,9 @@ from lakeinlet import jvm as lakejvm
 from lakeinlet.committers import COMMIT_PROTOCOL, s3a_committer_conf
 from lakeinlet.config import setting
 from lakeinlet.errors import TerminalError
+from lakeinlet.log4j import log4j2_file
+from lakeinlet.redact import redact_setting
+from lakeinlet.spark_secrets import REDACTION_KEY, launch_settings, redaction_regex, set_running
 
 log = logging.getLogger("lakeinlet.spark")
 
@@ -51,7 +53,7 @@ class SparkSection:
 
     def validate(self) -> list[str]:
         bad = [kv for kv in self.spark_conf if "=" not in kv]
-        problems = [f"--spark-conf: expected key=value, found {kv!r}" for kv in bad]
+        problems = [f"--spark-conf: expected key=value, found {redact_setting(kv)!r}" for kv in bad]
         local = [j.strip() for j in (self.jars or "").split(",") if j.strip() and "://" not in j]
         return problems + [f"--jars (or LAKEINLET_JARS): {j} does not exist; `lakeinlet jars --dest {j}` "
                            "fetches the jar groups into a folder" for j in local if not Path(j).exists()]
@@ -132,40 +134,24 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None, groups:
             mine = [v for v in conf[key].split(",") if v not in given[key].split(",")]
             conf[key] = ",".join([given[key], *mine])
     kept = {k: v for k, v in conf.items() if k not in given or k in LIST_KEYS}
-    return kept | section.extra
-
-
-def log4j2_file(level: str) -> str:
-    """A log4j2 configuration sending the JVM's logging at `level` and above to stderr."""
-    path = Path(tempfile.gettempdir()) / f"lakeinlet-log4j2-{level.lower()}.properties"
-    # PySpark's gateway logger set to the same level: otherwise Spark, taking it for an
-    # interactive shell, prints "Setting default log level to WARN".
-    text = ("status = error\nappender.console.type = Console\nappender.console.name = console\n"
-            "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
-            "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
-            f"rootLogger.level = {level.lower()}\nrootLogger.appenderRef.stdout.ref = console\n"
-            "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
-            f"logger.gateway.level = {level.lower()}\n")
-    if not path.is_file() or path.read_text() != text:
-        tmp = path.with_suffix(f".{os.getpid()}")
-        tmp.write_text(text)
-        tmp.replace(path)
-    return str(path)
+    redaction = redaction_regex(given.get(REDACTION_KEY), section.extra.get(REDACTION_KEY))
+    return kept | section.extra | {REDACTION_KEY: redaction}
 
 
 def s3a_emulator_conf(endpoint_url: str) -> dict[str, str]:
-    """s3a against an emulator: endpoint, path style, SSL as the URL says, static test keys."""
+    """s3a against an emulator or another S3 store: endpoint, path style, SSL as the URL says.
+
+    No keys: s3a's default credential chain (Hadoop 3.3.4 and 3.4.2 alike: session keys, then
+    `fs.s3a.access.key`/`secret.key`, then the AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/
+    AWS_SESSION_TOKEN environment variables, then the instance's role) finds them in the environment
+    the JVM inherits, and Spark copies them into the Hadoop configuration its tasks receive. A key
+    in these settings would reach the JVM's command line, which every user of the machine can read.
+    """
     pre = "spark.hadoop.fs.s3a."
-    conf = {pre + "endpoint": endpoint_url, pre + "path.style.access": "true",
+    return {pre + "endpoint": endpoint_url, pre + "path.style.access": "true",
             pre + "connection.ssl.enabled": str(endpoint_url.startswith("https")).lower(),
             pre + "impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
             pre + "change.detection.mode": "none", pre + "fast.upload": "true"}
-    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
-    if key and secret:
-        conf |= {pre + "aws.credentials.provider":
-                 "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
-                 pre + "access.key": key, pre + "secret.key": secret}
-    return conf
 
 
 def launcher_conf() -> dict[str, str]:
@@ -210,9 +196,11 @@ def get_session(section: SparkSection, endpoint_url: str | None = None, app_name
                     "Spark's default committer (a COPY and a DELETE per file); add it with `%s`",
                     jarlib.submit_flags(["s3a"]))
     conf = session_conf(section, endpoint_url, groups, extra, given, not submitted, committers)
-    for key, value in conf.items():
+    launch, held = launch_settings(conf, submitted)
+    for key, value in launch.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    set_running(session, held)
     spark_line(groups, session.version)
     session.sparkContext.setLogLevel(section.spark_log_level)
     wanted = dict(required or {g: REQUIRED_CLASSES[g] for g in groups if g in REQUIRED_CLASSES})

@@ -44,7 +44,9 @@ def local_up(args: argparse.Namespace) -> int:
         os.environ.setdefault(name, value)
     stack = emulator.provision(server.endpoint, bucket=args.bucket, queue=args.queue,
                                via_sns=args.via_sns, raw_delivery=args.raw_delivery)
-    path.write_text(json.dumps({"pid": server.pid, "stack": json.loads(stack.to_json())}, indent=2))
+    identity = emulator.process_identity(server.pid) if server.pid else None
+    path.write_text(json.dumps({"pid": server.pid, "identity": identity,
+                                "stack": json.loads(stack.to_json())}, indent=2))
     print(stack.to_json())
     print(f"\nexport AWS_ENDPOINT_URL={server.endpoint} AWS_ACCESS_KEY_ID=testing "
           f"AWS_SECRET_ACCESS_KEY=testing AWS_DEFAULT_REGION={stack.region}", file=sys.stderr)
@@ -52,14 +54,26 @@ def local_up(args: argparse.Namespace) -> int:
 
 
 def local_down(args: argparse.Namespace) -> int:
-    """Stop the background moto server recorded by `local up` (its data is gone with it)."""
+    """Stop the background moto server recorded by `local up` (its data is gone with it): only the
+    process `up` started, known by its pid, start time and command line; any other is left alone."""
     path = _state_path(args.state_dir)
     if not path.exists():
         print(f"no local stack is running (nothing recorded in {path})", file=sys.stderr)
         return 0
-    pid = json.loads(path.read_text())["pid"]
+    state = json.loads(path.read_text())
+    pid, recorded = int(state["pid"]), state.get("identity")
+    found = emulator.process_identity(pid)
+    if found is None:
+        path.unlink()
+        print(f"the moto server (pid {pid}) had already stopped")
+        return 0
+    if found != recorded or not emulator.is_moto(found):
+        print(f"pid {pid} is not the moto server `lakeinlet local up` recorded in {path} (another "
+              f"process, or one started at another time): nothing stopped; remove {path} if that "
+              "stack is gone", file=sys.stderr)
+        return 2
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGTERM)
+        os.killpg(pid, signal.SIGTERM)  # `up` started it in a session of its own: pid is its group
     path.unlink()
     print(f"stopped moto server (pid {pid})")
     return 0

@@ -197,6 +197,19 @@ def _sns_fanout(aws: AwsSection, queue: str, queue_arn: str, queue_url: str, buc
     return topic_arn
 
 
+def process_identity(pid: int) -> str | None:
+    """When process `pid` started and its command line, as `ps` shows them (Linux and macOS), or
+    None when no such process runs: a pid alone may name another process once the first is gone."""
+    done = subprocess.run(["ps", "-ww", "-o", "lstart=", "-o", "args=", "-p", str(pid)],
+                          capture_output=True, text=True)
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def is_moto(identity: str | None) -> bool:
+    """Whether `identity` (`process_identity`) is a moto server's, as `MotoServer.start` runs it."""
+    return identity is not None and " -m moto.server " in f" {identity} "
+
+
 def stop_process(proc: subprocess.Popen[bytes] | None, grace_seconds: float = 10) -> None:
     """Stop a server this process started: SIGTERM, then SIGKILL if it outlives the grace time."""
     if proc is None or proc.poll() is not None:

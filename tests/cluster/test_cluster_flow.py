@@ -125,8 +125,8 @@ def load(submitter: Submitter, lake: Lake, target_format: str, archive: bool) ->
 
 ONE_LINE = pytest.mark.skipif(jars.installed_line() != "3.5", reason="shipping a packed venv does not "
                               "depend on the Spark line: it runs once, on the 3.5 line")
-ONE_OF_TWO = pytest.mark.skipif(jars.installed_line() != "3.5", reason="the 4.1 line runs one clean "
-                                "load (Delta), and one kill (Iceberg) in `make test-all`; the 3.5 line every pair")
+ONE_OF_TWO = pytest.mark.skipif(jars.installed_line() != "3.5", reason="the 4.1 line runs one clean load "
+                                "(Delta), and one kill (Iceberg) in `make test-all`; the 3.5 line every pair")
 
 
 @pytest.mark.parametrize(("target_format", "archive"),

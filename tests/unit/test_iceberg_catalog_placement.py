@@ -147,3 +147,18 @@ def test_a_sql_catalog_another_loader_creates_at_the_same_moment_is_opened_again
         RuntimeError("disk I/O error")))
     with pytest.raises(RuntimeError, match="disk I/O error"):  # anything else is not retried
         IcebergCatalog(IcebergSection(), str(tmp_path / "other"), AwsSection()).py_catalog()
+
+
+def test_a_postgresql_catalog_without_its_driver_names_the_extra_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from lakeinlet.aws import AwsSection
+    from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, IcebergSection
+
+    monkeypatch.setitem(sys.modules, "psycopg2", None)  # not installed (the `postgres` extra brings it)
+    section = IcebergSection(iceberg_catalog_uri="jdbc:postgresql://127.0.0.1:1/iceberg",
+                             iceberg_catalog_option=("jdbc.user=alice", "jdbc.password=LEAKCANARY-pg"))
+    with pytest.raises(ConfigError, match=r"pip install 'lakeinlet\[postgres\]'") as err:
+        IcebergCatalog(section, "s3a://lake/t", AwsSection(endpoint_url="http://127.0.0.1:1")).py_catalog()
+    assert "LEAKCANARY" not in str(err.value)

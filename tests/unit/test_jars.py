@@ -51,7 +51,7 @@ def test_fetch_copies_what_maven_resolved_and_is_idempotent(tmp_path: Path) -> N
 def test_packages_line_lists_the_coordinates_spark_submit_resolves() -> None:
     line = jars.packages(["s3a", "iceberg"], "3.5")
     assert line.split(",")[:2] == ["org.apache.hadoop:hadoop-aws:3.3.4",
-                                   "com.amazonaws:aws-java-sdk-bundle:1.12.262"]
+                                   "com.amazonaws:aws-java-sdk-bundle:1.12.782"]
     assert any(c.startswith("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:") for c in line.split(","))
     assert jars.main(["--packages", "--only", "hudi", "--spark", "3.5"]) == 0
 
@@ -122,3 +122,30 @@ def test_spark_logging_is_quiet_by_default_and_a_flag_brings_it_back() -> None:
     loud = session_conf(SparkSection(spark_log_level="INFO"))
     assert loud["spark.ui.showConsoleProgress"] == "true"
     assert os.path.basename(loud["spark.driver.extraJavaOptions"]).endswith("info.properties")
+
+
+def test_no_bundle_with_known_advisories_and_wildfly_only_when_asked(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # aws-java-sdk-bundle 1.12.262 shades netty 4.1.77, jackson-databind 2.12.6.1 and ion-java 1.0.2;
+    # wildfly-openssl 1.0.7.Final has CVE-2020-25644 and cannot load OpenSSL 3.
+    every = {c for line in jars.LINES.values() for group in line.values() for c in group}
+    assert not every & {"com.amazonaws:aws-java-sdk-bundle:1.12.262",
+                        "org.wildfly.openssl:wildfly-openssl:1.0.7.Final"}
+    for line in jars.LINES:
+        assert not [c for c in jars.coordinates("s3a", line) if "wildfly" in c]
+        flags = jars.submit_flags(["s3a"], line)
+        assert flags.endswith("org.wildfly.openssl:wildfly-openssl")  # nor pulled in by hadoop-aws
+        asked = jars.submit_flags(["s3a", "s3a-openssl"], line)
+        assert "wildfly-openssl:2.2.5.Final" in asked and not asked.endswith("wildfly-openssl")
+    fetched: list[str] = []
+    monkeypatch.setattr(jars, "fetch", lambda dest, group, line=None: fetched.append(group) or [])
+    assert jars.main(["--dest", str(tmp_path), "--spark", "3.5"]) == 0
+    assert "s3a" in fetched and "s3a-openssl" not in fetched
+    assert jars.main(["--dest", str(tmp_path), "--spark", "3.5", "--only", "s3a-openssl"]) == 0
+    assert fetched[-1] == "s3a-openssl"
+
+
+def test_the_iceberg_group_carries_a_driver_for_each_jdbc_catalog_the_docs_name() -> None:
+    for line in jars.LINES:
+        drivers = [c.rsplit(":", 1)[0] for c in jars.coordinates("iceberg", line)]
+        assert {"org.xerial:sqlite-jdbc", "org.postgresql:postgresql"} <= set(drivers)

@@ -26,16 +26,20 @@ def test_no_endpoint_means_no_s3a_overrides_and_no_jars() -> None:
     assert conf["spark.sql.parquet.outputTimestampType"] == "TIMESTAMP_MICROS"
 
 
-def test_emulator_endpoint_sets_path_style_plain_http_and_static_keys(
+def test_emulator_endpoint_sets_path_style_and_plain_http_but_no_keys(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
-    conf = session_conf(SparkSection(spark_conf=("spark.x=1",)), "http://127.0.0.1:5000")
+    # The keys stay in the environment the JVM inherits (s3a's default chain reads it): a setting
+    # would put them on the JVM's command line (tests/spark/test_secrets_off_argv.py).
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLEKEYID0001")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "LEAKCANARY-s3a-secret")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "LEAKCANARY-s3a-token")
+    conf = session_conf(SparkSection(spark_conf=("spark.x=1",)), "http://127.0.0.1:5000", groups=["s3a"])
     pre = "spark.hadoop.fs.s3a."
     assert conf[pre + "endpoint"] == "http://127.0.0.1:5000"
     assert conf[pre + "path.style.access"] == "true" and conf[pre + "connection.ssl.enabled"] == "false"
-    assert conf[pre + "aws.credentials.provider"].endswith("SimpleAWSCredentialsProvider")
     assert conf["spark.x"] == "1"
+    assert not [k for k, v in conf.items() if "LEAKCANARY" in v or "AKIAEXAMPLE" in v]
+    assert pre + "aws.credentials.provider" not in conf  # the default chain, environment included
 
 
 def test_jar_folders_expand_to_their_jars(tmp_path: Path) -> None:

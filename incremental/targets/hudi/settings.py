@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeinlet.config import setting
+from lakeinlet.redact import redact_setting
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class HudiSection:
 
     def validate(self) -> list[str]:
         bad = [kv for kv in self.hudi_option if "=" not in kv]
-        problems = [f"--hudi-option: expected key=value, found {kv!r}" for kv in bad]
+        problems = [f"--hudi-option: expected key=value, found {redact_setting(kv)!r}" for kv in bad]
         if self.hudi_ordering_field and not self.hudi_record_key:
             problems.append("--hudi-ordering-field: needs --hudi-record-key")
         if self.lease_seconds < 10:

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import setting
 from lakeinlet.errors import ConfigError
+from lakeinlet.redact import redact, redact_setting
 from lakeinlet.storage import pyiceberg_options
 
 CATALOG_TYPES = ("jdbc", "hadoop", "rest", "glue", "hive")
@@ -56,7 +57,8 @@ class IcebergSection:
 
     def validate(self) -> list[str]:
         bad = [kv for kv in self.iceberg_catalog_option if "=" not in kv]
-        problems = [f"--iceberg-catalog-option: expected key=value, found {kv!r}" for kv in bad]
+        problems = [f"--iceberg-catalog-option: expected key=value, found {redact_setting(kv)!r}"
+                    for kv in bad]
         if self.iceberg_catalog == "hive" and not (self.iceberg_catalog_uri or "").startswith("thrift://"):
             problems.append("--iceberg-catalog hive: give the metastore with --iceberg-catalog-uri "
                             f"thrift://HOST:PORT, found {self.iceberg_catalog_uri!r}")
@@ -125,10 +127,10 @@ class IcebergCatalog:
         return f"jdbc:sqlite:{os.path.abspath(self._path() + '.catalog.db')}"
 
     def describe(self) -> str:
-        """The catalog as a user names it (type and URI), for messages."""
+        """The catalog as a user names it (type and URI, its secrets masked), for messages."""
         kind = self.section.iceberg_catalog
         uri = self.jdbc_uri() if kind == "jdbc" else self.section.iceberg_catalog_uri
-        return f"{kind} {uri}" if uri else kind
+        return redact(f"{kind} {uri}") if uri else kind
 
     def warehouse(self) -> str:
         """The catalog's warehouse: the grandparent of a Hadoop table, else the table's parent."""
@@ -186,6 +188,7 @@ class IcebergCatalog:
 
     def _make_py_catalog(self) -> Any:
         from pyiceberg.catalog import load_catalog
+        from pyiceberg.exceptions import NotInstalledError
 
         check_catalog_placement(self)
         props = self.file_io_properties() | self.section.options
@@ -198,6 +201,10 @@ class IcebergCatalog:
                                        if self.section.iceberg_catalog_uri else {})
         try:
             return load_catalog(self.name, **props)
+        except NotInstalledError as exc:  # the database's driver (psycopg2) is missing
+            where = self.jdbc_uri() if kind == "jdbc" else self.section.iceberg_catalog_uri or kind
+            raise ConfigError([f"--iceberg-catalog {kind} {where}: pyiceberg cannot open it ({exc}); "
+                               "for PostgreSQL: pip install 'lakeinlet[postgres]'"]) from None
         except Exception as exc:
             # Two loaders opening a new SQL catalog at once both find its tables missing; the
             # second CREATE TABLE fails ("table iceberg_tables already exists"). Opened again,
