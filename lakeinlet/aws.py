@@ -13,6 +13,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 import boto3
+import botocore.loaders
+import botocore.session
 from botocore.config import Config as BotoConfig
 
 from lakeinlet.config import setting
@@ -39,13 +41,24 @@ class AwsSection:
         return problems
 
 
+_LOADER = botocore.loaders.create_loader()
+"""The service models every session reads, parsed once per process: each session would read and
+parse them again (the S3 model alone is megabytes of JSON), which costs more than the calls a
+short-lived client makes."""
+
+
 def client(service: str, aws: AwsSection, **extra: Any) -> Any:
-    """A boto3 client for `service` honouring the endpoint, region and retry settings."""
+    """A boto3 client for `service` honouring the endpoint, region and retry settings.
+
+    Each client gets a session of its own (a session is not safe to share between threads); the
+    sessions share one model loader."""
     cfg = BotoConfig(retries={"max_attempts": aws.max_attempts, "mode": "adaptive"},
                      max_pool_connections=extra.pop("max_pool_connections", 32))
     if service == "s3" and aws.endpoint_url:
         cfg = cfg.merge(BotoConfig(s3={"addressing_style": "path"}))
-    session: Any = boto3.session.Session()  # typed loosely: `service` is a runtime string
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _LOADER)
+    session: Any = boto3.session.Session(botocore_session=core)  # loosely typed: `service` is a string
     made = session.client(service, region_name=aws.region, endpoint_url=aws.endpoint_url or None,
                           config=cfg, **extra)
     made.meta.events.register("before-send", _keep_alive)

@@ -33,6 +33,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+MODULE = "lakeinlet.dev.moto_server"
+"""What `MotoServer` runs: moto's server (`python -m MODULE -H … -p …`)."""
+
+
 class MotoMissing(RuntimeError):
     """moto's server is not installed in this Python (it comes with the `local` extra)."""
 
@@ -69,7 +73,7 @@ class MotoServer:
                               f"{sys.executable}: install it with `pip install 'lakeinlet[local]'`")
         out = open(self._log, "ab") if self._log else subprocess.DEVNULL  # noqa: SIM115
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            [sys.executable, "-m", MODULE, "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=out, stderr=out, start_new_session=True, env=os.environ | TEST_CREDENTIALS)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:  # waiting for the process to listen: not an error retry
@@ -207,7 +211,7 @@ def process_identity(pid: int) -> str | None:
 
 def is_moto(identity: str | None) -> bool:
     """Whether `identity` (`process_identity`) is a moto server's, as `MotoServer.start` runs it."""
-    return identity is not None and " -m moto.server " in f" {identity} "
+    return identity is not None and f" -m {MODULE} " in f" {identity} "
 
 
 def stop_process(proc: subprocess.Popen[bytes] | None, grace_seconds: float = 10) -> None:

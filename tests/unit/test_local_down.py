@@ -41,7 +41,7 @@ def _record(state: Path, pid: int, identity: str | None) -> None:
 def test_a_pid_that_names_another_process_is_not_killed(
         tmp_path: Path, processes: list[subprocess.Popen[bytes]], capsys: pytest.CaptureFixture[str]) -> None:
     other = _start(processes, "someone-elses-job")
-    _record(tmp_path, other.pid, "Mon Jan  1 00:00:00 2024 python -m moto.server -H 127.0.0.1 -p 5000")
+    _record(tmp_path, other.pid, "Mon Jan  1 00:00:00 2024 python -m lakeinlet.dev.moto_server -H 127.0.0.1 -p 5000")
     assert main(["local", "down", "--state-dir", str(tmp_path)]) == 2
     assert other.poll() is None  # still running
     assert "is not the moto server" in capsys.readouterr().err
@@ -50,14 +50,14 @@ def test_a_pid_that_names_another_process_is_not_killed(
 
 def test_a_state_file_without_the_servers_identity_stops_nothing(
         tmp_path: Path, processes: list[subprocess.Popen[bytes]]) -> None:
-    other = _start(processes, "-m", "moto.server")  # looks like moto, but up never recorded it
+    other = _start(processes, "-m", emulator.MODULE)  # looks like moto, but up never recorded it
     _record(tmp_path, other.pid, None)
     assert main(["local", "down", "--state-dir", str(tmp_path)]) == 2
     assert other.poll() is None
 
 
 def test_the_recorded_server_is_stopped(tmp_path: Path, processes: list[subprocess.Popen[bytes]]) -> None:
-    server = _start(processes, "-m", "moto.server", "-H", "127.0.0.1", "-p", "5000")
+    server = _start(processes, "-m", emulator.MODULE, "-H", "127.0.0.1", "-p", "5000")
     identity = emulator.process_identity(server.pid)
     assert emulator.is_moto(identity)
     _record(tmp_path, server.pid, identity)
@@ -68,7 +68,7 @@ def test_the_recorded_server_is_stopped(tmp_path: Path, processes: list[subproce
 
 def test_a_server_already_gone_clears_the_record(
         tmp_path: Path, processes: list[subprocess.Popen[bytes]]) -> None:
-    gone = _start(processes, "-m", "moto.server")
+    gone = _start(processes, "-m", emulator.MODULE)
     identity = emulator.process_identity(gone.pid)
     emulator.stop_process(gone, grace_seconds=5)
     _record(tmp_path, gone.pid, identity)
