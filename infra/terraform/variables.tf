@@ -97,7 +97,7 @@ variable "event_types" {
 }
 
 variable "source_prefix" {
-  description = "Only keys under this prefix are notified, and the loader may read only these keys. Empty: the whole bucket."
+  description = "Only keys under this prefix are notified, and the loader may read (and with after_load, clean up) only these keys. Empty: the whole bucket, which the module refuses while the lake is in the landing bucket (the default): the notification would cover lakeinlet's own changelog and tables. Must not nest with lake_prefix or changelog_prefix (one a prefix of the other) in the same bucket."
   type        = string
   default     = ""
 }
@@ -133,7 +133,7 @@ variable "sns_kms_master_key_id" {
 }
 
 variable "lake_bucket_name" {
-  description = "Bucket of the lake (changelog, target tables, ledger). Null: the landing bucket. The module does not manage it: give it a lifecycle rule with abort_incomplete_multipart_upload (as examples/s3-to-sqs does), or the uncompleted multipart uploads of a killed loader (Spark writes through the S3A magic committer) are kept and billed."
+  description = "Bucket of the lake (changelog, target tables, ledger). Null: the landing bucket, where lake_prefix and changelog_prefix must then not nest with source_prefix (so source_prefix must be set). The module does not manage it: give it a lifecycle rule with abort_incomplete_multipart_upload (as examples/s3-to-sqs does), or the uncompleted multipart uploads of a killed loader (Spark writes through the S3A magic committer) are kept and billed."
   type        = string
   default     = null
 }

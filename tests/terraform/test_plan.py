@@ -25,7 +25,12 @@ LOCAL_STACK_EVENTS = NOTIFIED_EVENTS
 NOTIFICATION = "aws_s3_bucket_notification.events[0]"
 
 RUNS: dict[str, dict[str, Any]] = {
+    "module_defaults": {"bucket_name": BUCKET},
     "landing_prefix": LANDING,
+    "separate_lake": {"bucket_name": BUCKET, "lake_bucket_name": "tf-plan-lake"},
+    "source_over_lake": {"bucket_name": BUCKET, "source_prefix": "lake"},
+    "changelog_under_source": LANDING | {"changelog_prefix": "incoming/changelog/"},
+    "archive_over_lake": LANDING | {"after_load": f"archive:s3://{BUCKET}"},
     "sns_fanout": LANDING | {"sns_fanout": True},
     "glue_delete": LANDING | {"glue_databases": ["sales"], "after_load": "delete"},
     "archive": LANDING | {"after_load": "archive:s3://vault/old/"},
@@ -116,3 +121,46 @@ def test_module_refuses_bad_values_each_with_its_reason(plans: dict[str, PlanRun
     assert "the loader must not write the whole bucket" in " ".join(errors.split())
     assert len(plans["bad_values"].errors) == 2, errors
 
+
+
+def _refusals(plans: dict[str, PlanRun], run: str) -> list[str]:
+    """The run's error messages, whitespace collapsed (Terraform wraps long ones)."""
+    return [" ".join(e.split()) for e in plans[run].errors]
+
+
+def test_module_defaults_are_refused_with_one_message_saying_what_to_set(
+        plans: dict[str, PlanRun]) -> None:
+    """Lake in the landing bucket and no source prefix: the notification would cover the lake
+    (the poller fed on its own changelog, cleanup deleted the tables)."""
+    [error] = _refusals(plans, "module_defaults")
+    assert "Resource precondition failed" in error
+    assert f"s3://{BUCKET}/lakeinlet/" in error
+    assert 'Set source_prefix to the prefix your producers write under (e.g. "incoming/"), ' \
+           "or lake_bucket_name to another bucket" in error
+
+
+def test_a_source_prefix_that_nests_the_lake_or_the_changelog_is_refused(
+        plans: dict[str, PlanRun]) -> None:
+    [lake] = _refusals(plans, "source_over_lake")  # "lake" is a prefix of "lakeinlet/"
+    assert 'source_prefix "lake" and lake_prefix "lakeinlet/" nest' in lake
+    [changelog] = _refusals(plans, "changelog_under_source")
+    assert 'source_prefix "incoming/" and changelog_prefix "incoming/changelog/" nest' in changelog
+    assert "Set them to prefixes neither of which starts with the other" in changelog
+
+
+def test_a_lake_in_its_own_bucket_leaves_the_whole_landing_bucket_to_the_sources(
+        plans: dict[str, PlanRun]) -> None:
+    run = planned(plans, "separate_lake")
+    [queue] = run.resources[NOTIFICATION]["queue"]
+    assert queue["filter_prefix"] is None
+    assert run.outputs["lake_uri"] == "s3://tf-plan-lake/lakeinlet"
+
+
+def test_an_archive_over_the_lake_or_the_sources_is_refused(plans: dict[str, PlanRun]) -> None:
+    """Archived copies under source_prefix are notified and loaded again; an archive prefix
+    above the lake makes the cleanup grants cover the lake."""
+    errors = _refusals(plans, "archive_over_lake")
+    assert any(f"archives into s3://{BUCKET}/, which holds the sources (source_prefix " in e
+               for e in errors), errors
+    assert any(f"archives into s3://{BUCKET}/, above the lake" in e for e in errors), errors
+    assert len(errors) == 2, errors
