@@ -17,6 +17,8 @@ locals {
   lake_bucket      = coalesce(var.lake_bucket_name, var.bucket_name)
   lake_bucket_arn  = "arn:${local.partition}:s3:::${local.lake_bucket}"
   changelog_prefix = coalesce(var.changelog_prefix, "${var.lake_prefix}changelog/")
+  changelog_uri    = "s3://${local.lake_bucket}/${trimsuffix(local.changelog_prefix, "/")}"
+  lake_uri         = "s3://${local.lake_bucket}/${trimsuffix(var.lake_prefix, "/")}"
   topic_arn        = one(aws_sns_topic.events[*].arn)
   # Who may send to the queue: the bucket itself, or the topic that fans the bucket's events out.
   sender_service = var.sns_fanout ? "sns.amazonaws.com" : "s3.amazonaws.com"

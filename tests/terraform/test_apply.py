@@ -122,6 +122,10 @@ def test_outputs_configure_the_jobs(applied: Applied) -> None:
     assert env["LAKEINLET__CHANGELOG__URI"] == applied.out["changelog_uri"]
     assert applied.out["changelog_uri"] == f"s3://{applied.bucket}/lakeinlet/changelog"
     assert env["LAKEINLET__FILTER__BUCKETS"] == applied.bucket
+    assert env["LAKEINLET__FILTER__LAKE"] == applied.out["lake_uri"]
+    load = applied.out["load_environment"]
+    assert (load["LAKEINLET__TABLES__CHANGELOG"], load["LAKEINLET__PLAN__PREFIX"]) == (
+        applied.out["changelog_uri"], SOURCE_PREFIX)
 
 
 def test_poll_and_load_run_on_the_provisioned_stack(applied: Applied) -> None:

@@ -164,3 +164,15 @@ def test_an_archive_over_the_lake_or_the_sources_is_refused(plans: dict[str, Pla
                for e in errors), errors
     assert any(f"archives into s3://{BUCKET}/, above the lake" in e for e in errors), errors
     assert len(errors) == 2, errors
+
+
+def test_environment_outputs_tell_both_jobs_their_bounds(plans: dict[str, PlanRun]) -> None:
+    """The loader's prefix, bucket allow-list and own locations; the poller's own locations."""
+    run = planned(plans, "landing_prefix")
+    lake, changelog = f"s3://{BUCKET}/lakeinlet", f"s3://{BUCKET}/lakeinlet/changelog"
+    assert run.outputs["load_environment"] == {
+        "LAKEINLET__TABLES__CHANGELOG": changelog, "LAKEINLET__PLAN__PREFIX": "incoming/",
+        "LAKEINLET__PLAN__BUCKETS": BUCKET, "LAKEINLET__PLAN__LAKE": lake}
+    poll = run.outputs["poll_environment"]
+    assert (poll["LAKEINLET__FILTER__LAKE"], poll["LAKEINLET__CHANGELOG__URI"]) == (lake, changelog)
+    assert planned(plans, "separate_lake").outputs["load_environment"]["LAKEINLET__PLAN__PREFIX"] == ""
