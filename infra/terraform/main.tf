@@ -10,16 +10,17 @@ data "aws_region" "current" {}
 locals {
   partition  = data.aws_partition.current.partition
   account_id = coalesce(var.account_id, data.aws_caller_identity.current.account_id)
-  # Known before the queue exists, so its policy is set in the CreateQueue call itself: no
-  # window without a policy, and no separate policy resource to wait for.
+  # Known before the queues and the topic exist, so their policies are set in the calls that
+  # create them (no window without a policy) and every policy document is known at plan.
   queue_arn        = "arn:${local.partition}:sqs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:${var.name}"
+  dlq_arn          = "${local.queue_arn}-dlq"
   bucket_arn       = "arn:${local.partition}:s3:::${var.bucket_name}"
   lake_bucket      = coalesce(var.lake_bucket_name, var.bucket_name)
   lake_bucket_arn  = "arn:${local.partition}:s3:::${local.lake_bucket}"
   changelog_prefix = coalesce(var.changelog_prefix, "${var.lake_prefix}changelog/")
   changelog_uri    = "s3://${local.lake_bucket}/${trimsuffix(local.changelog_prefix, "/")}"
   lake_uri         = "s3://${local.lake_bucket}/${trimsuffix(var.lake_prefix, "/")}"
-  topic_arn        = one(aws_sns_topic.events[*].arn)
+  topic_arn        = var.sns_fanout ? "arn:${local.partition}:sns:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:${var.name}-topic" : null
   # Who may send to the queue: the bucket itself, or the topic that fans the bucket's events out.
   sender_service = var.sns_fanout ? "sns.amazonaws.com" : "s3.amazonaws.com"
   sender_arn     = var.sns_fanout ? local.topic_arn : local.bucket_arn

@@ -127,9 +127,14 @@ variable "sns_raw_message_delivery" {
 }
 
 variable "sns_kms_master_key_id" {
-  description = "With sns_fanout: customer-managed KMS key for the topic. S3 cannot publish to a topic encrypted with the AWS-managed key alias/aws/sns; the key policy must let s3.amazonaws.com use kms:GenerateDataKey* and kms:Decrypt. Null: the topic is not encrypted."
+  description = "With sns_fanout: the topic is always encrypted (SSE-KMS). Null: the module creates a customer-managed key (rotated yearly; about 1 USD a month plus requests, and a 30-day waiting period when destroyed) whose policy lets S3 encrypt for this topic only. Or name your own customer-managed key: its policy must let s3.amazonaws.com use kms:GenerateDataKey and kms:Decrypt. Not the AWS-managed alias/aws/sns: S3 cannot publish to a topic encrypted with it, and its policy cannot be changed."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.sns_kms_master_key_id == null || !endswith(coalesce(var.sns_kms_master_key_id, "-"), "alias/aws/sns")
+    error_message = "sns_kms_master_key_id: S3 cannot publish to a topic encrypted with the AWS-managed key alias/aws/sns. Leave it null (the module creates a key S3 may use) or name a customer-managed key."
+  }
 }
 
 variable "lake_bucket_name" {

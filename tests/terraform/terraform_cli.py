@@ -11,7 +11,7 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +157,8 @@ class PlanRun:
     outputs: dict[str, Any]
     resources: dict[str, dict[str, Any]]
     errors: tuple[str, ...]
+    unknown: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per resource, the attributes only the apply knows (`after_unknown`: True, or a nested map)."""
 
     def policy(self, output: str) -> dict[str, Any]:
         """An output holding a policy document, parsed."""
@@ -216,9 +218,10 @@ def _plan_run(plan: dict[str, Any] | None, errors: list[str]) -> PlanRun:
     if plan is None:
         return PlanRun({}, {}, tuple(errors))
     outputs = {name: change.get("after") for name, change in plan.get("output_changes", {}).items()}
-    resources = {r["address"]: r["change"].get("after") or {} for r in plan.get("resource_changes", [])
-                 if r["mode"] == "managed"}
-    return PlanRun(outputs, resources, tuple(errors))
+    managed = [r for r in plan.get("resource_changes", []) if r["mode"] == "managed"]
+    resources = {r["address"]: r["change"].get("after") or {} for r in managed}
+    unknown = {r["address"]: r["change"].get("after_unknown") or {} for r in managed}
+    return PlanRun(outputs, resources, tuple(errors), unknown)
 
 
 def _var_args(variables: dict[str, str]) -> list[str]:

@@ -7,6 +7,7 @@ the tests below read the runs they need.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from lakeinlet.dev.emulator import NOTIFIED_EVENTS
 from lakeinlet.queue_settings import QueueSettings
+from tests.terraform.policy_shape import normalise
 from tests.terraform.terraform_cli import PlanRun, Terraform
 
 pytestmark = pytest.mark.terraform
@@ -23,6 +25,8 @@ LANDING = {"bucket_name": BUCKET, "source_prefix": "incoming/"}
 # What lakeinlet.dev.emulator.set_notifications subscribes the local stack's queue to.
 LOCAL_STACK_EVENTS = NOTIFIED_EVENTS
 NOTIFICATION = "aws_s3_bucket_notification.events[0]"
+ACCOUNT = "123456789012"  # the test runs' caller (terraform_cli.TEST_PROVIDER)
+OWN_KEY = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/0d5b1f7e-0000-4000-8000-000000000001"
 
 RUNS: dict[str, dict[str, Any]] = {
     "module_defaults": {"bucket_name": BUCKET},
@@ -31,10 +35,11 @@ RUNS: dict[str, dict[str, Any]] = {
     "source_over_lake": {"bucket_name": BUCKET, "source_prefix": "lake"},
     "changelog_under_source": LANDING | {"changelog_prefix": "incoming/changelog/"},
     "archive_over_lake": LANDING | {"after_load": f"archive:s3://{BUCKET}"},
-    "sns_fanout": LANDING | {"sns_fanout": True},
     "glue_delete": LANDING | {"glue_databases": ["sales"], "after_load": "delete"},
-    "archive": LANDING | {"after_load": "archive:s3://vault/old/"},
-    "bad_values": LANDING | {"lake_prefix": "", "after_load": "move"},
+    "archive_fanout": LANDING | {"after_load": "archive:s3://vault/old/", "sns_fanout": True},
+    "topic_with_own_key": LANDING | {"sns_fanout": True, "sns_kms_master_key_id": OWN_KEY},
+    "bad_values": LANDING | {"lake_prefix": "", "after_load": "move",
+                             "sns_kms_master_key_id": "alias/aws/sns"},
 }
 
 
@@ -76,7 +81,7 @@ def test_default_plan_restricts_the_dlq_to_the_event_queue(plans: dict[str, Plan
 
 
 def test_sns_fanout_routes_the_bucket_through_a_topic(plans: dict[str, PlanRun]) -> None:
-    run = planned(plans, "sns_fanout")
+    run = planned(plans, "archive_fanout")
     sub = run.resources["aws_sns_topic_subscription.queue[0]"]
     assert sub["protocol"] == "sqs" and sub["raw_message_delivery"] is False
     assert "aws_sns_topic_policy.events[0]" in run.resources
@@ -108,7 +113,7 @@ def test_the_loader_may_clean_up_sources_only_with_after_load(plans: dict[str, P
     [delete] = cleanup("glue_delete").values()
     assert (_list(delete["Action"]), _list(delete["Resource"])) == (
         ["s3:DeleteObject"], [f"arn:aws:s3:::{BUCKET}/incoming/*"])
-    found = cleanup("archive")
+    found = cleanup("archive_fanout")
     assert sorted(_list(found["CleanUpLoadedSources"]["Action"])) == [
         "s3:DeleteObject", "s3:GetObjectVersion"]
     assert _list(found["WriteSourceArchive"]["Resource"]) == ["arn:aws:s3:::vault/old/*"]
@@ -116,12 +121,12 @@ def test_the_loader_may_clean_up_sources_only_with_after_load(plans: dict[str, P
 
 
 def test_module_refuses_bad_values_each_with_its_reason(plans: dict[str, PlanRun]) -> None:
-    errors = "\n".join(plans["bad_values"].errors)
-    assert "after_load: expected off, delete or archive" in errors
-    assert "the loader must not write the whole bucket" in " ".join(errors.split())
-    assert len(plans["bad_values"].errors) == 2, errors
-
-
+    errors = _refusals(plans, "bad_values")
+    assert any("after_load: expected off, delete or archive" in e for e in errors), errors
+    assert any("the loader must not write the whole bucket" in e for e in errors), errors
+    assert any("S3 cannot publish to a topic encrypted with the AWS-managed key alias/aws/sns" in e
+               for e in errors), errors
+    assert len(errors) == 3, errors
 
 def _refusals(plans: dict[str, PlanRun], run: str) -> list[str]:
     """The run's error messages, whitespace collapsed (Terraform wraps long ones)."""
@@ -176,3 +181,20 @@ def test_environment_outputs_tell_both_jobs_their_bounds(plans: dict[str, PlanRu
     poll = run.outputs["poll_environment"]
     assert (poll["LAKEINLET__FILTER__LAKE"], poll["LAKEINLET__CHANGELOG__URI"]) == (lake, changelog)
     assert planned(plans, "separate_lake").outputs["load_environment"]["LAKEINLET__PLAN__PREFIX"] == ""
+
+
+def test_the_topic_is_encrypted_by_default_with_a_key_s3_may_use(plans: dict[str, PlanRun]) -> None:
+    """S3 cannot publish to a topic under the AWS-managed alias/aws/sns: the module makes a key
+    whose policy lets S3 encrypt for this topic only, unless sns_kms_master_key_id names one."""
+    run = planned(plans, "archive_fanout")
+    assert run.unknown["aws_sns_topic.events[0]"].get("kms_master_key_id") is True  # the new key's
+    key = run.resources["aws_kms_key.sns[0]"]
+    assert key["enable_key_rotation"] is True
+    s3 = normalise(json.loads(key["policy"]))["AllowBucketNotificationsToEncrypt"]
+    assert (s3["Principal"], s3["Action"], s3["Condition"]) == (
+        {"Service": ["s3.amazonaws.com"]}, ["kms:Decrypt", "kms:GenerateDataKey"],
+        {"StringEquals": {"kms:EncryptionContext:aws:sns:topicArn": [
+            f"arn:aws:sns:us-east-1:{ACCOUNT}:lakeinlet-events-topic"]}})
+    own = planned(plans, "topic_with_own_key")
+    assert own.resources["aws_sns_topic.events[0]"]["kms_master_key_id"] == OWN_KEY
+    assert not [a for a in own.resources if a.startswith("aws_kms_key")]
