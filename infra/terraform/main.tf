@@ -53,7 +53,15 @@ resource "aws_sqs_queue" "dlq" {
   name                      = "${var.name}-dlq"
   message_retention_seconds = var.dlq_message_retention_seconds
   sqs_managed_sse_enabled   = var.sqs_managed_sse
+  policy                    = data.aws_iam_policy_document.dlq.json
   tags                      = var.tags
+
+  lifecycle {
+    postcondition {
+      condition     = self.arn == local.dlq_arn
+      error_message = "The DLQ policy names ${local.dlq_arn}, but the DLQ is ${self.arn}."
+    }
+  }
 }
 
 resource "aws_sqs_queue" "events" {

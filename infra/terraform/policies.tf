@@ -1,7 +1,8 @@
-# Resource policy of the queue and identity policies of the two jobs.
+# Resource policies of the two queues and identity policies of the two jobs.
 #
-# Identity policies carry no Condition keys (such as s3:prefix on ListBucket): the resource ARNs
-# already bound them, and moto, which the tests sign real calls against, cannot evaluate them.
+# Condition keys (s3:prefix, s3:if-match, aws:PrincipalIsAWSService) are evaluated by AWS only:
+# moto, which the apply tests sign real calls against, judges actions and resources alone, so the
+# plan tests (tests/terraform/test_plan.py) check each condition's shape.
 
 data "aws_iam_policy_document" "queue" {
   statement {
@@ -28,11 +29,63 @@ data "aws_iam_policy_document" "queue" {
     }
   }
 
+  # No IAM principal sends here, of this account or another: S3 or SNS deliver (allowed above by
+  # aws:SourceArn), and no lakeinlet job sends to this queue (`--poison dlq` sends to the DLQ).
+  # queue_sender_arns names the exceptions, e.g. a role that moves dead letters back.
+  statement {
+    sid       = "DenySendersOtherThanTheSource"
+    effect    = "Deny"
+    actions   = ["sqs:SendMessage"]
+    resources = [local.queue_arn]
+
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+
+    condition {
+      test     = "BoolIfExists"
+      variable = "aws:PrincipalIsAWSService"
+      values   = ["false"]
+    }
+
+    dynamic "condition" {
+      for_each = length(var.queue_sender_arns) > 0 ? [1] : []
+      content {
+        test     = "ArnNotLikeIfExists"
+        variable = "aws:PrincipalArn"
+        values   = var.queue_sender_arns
+      }
+    }
+  }
+
   statement {
     sid       = "DenyInsecureTransport"
     effect    = "Deny"
     actions   = ["sqs:*"]
     resources = [local.queue_arn]
+
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+# The DLQ receives from the event queue's redrive (SQS itself) and the poller's `--poison dlq`
+# sends; like the event queue, never over plain HTTP.
+data "aws_iam_policy_document" "dlq" {
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["sqs:*"]
+    resources = [local.dlq_arn]
 
     principals {
       type        = "*"
@@ -65,7 +118,7 @@ data "aws_iam_policy_document" "event_source" {
   statement {
     sid       = "MovePoisonToDLQ"
     actions   = ["sqs:SendMessage", "sqs:GetQueueUrl"]
-    resources = [aws_sqs_queue.dlq.arn]
+    resources = [local.dlq_arn]
   }
 
   statement {

@@ -102,6 +102,17 @@ variable "source_prefix" {
   default     = ""
 }
 
+variable "queue_sender_arns" {
+  description = "IAM principals (ARNs, wildcards allowed) that may send to the event queue besides the bucket or topic. Every other IAM principal, of this account or another, is denied sqs:SendMessage there; no lakeinlet job needs it (`lakeinlet-poll --poison dlq` sends to the DLQ). Name, e.g., the role that moves dead letters back with StartMessageMoveTask, which sends as its caller."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for arn in var.queue_sender_arns : can(regex("^arn:[a-z-]+:iam::[0-9]{12}:", arn))])
+    error_message = "queue_sender_arns: IAM principal ARNs such as arn:aws:iam::123456789012:role/dlq-redrive."
+  }
+}
+
 variable "source_suffix" {
   description = "Only keys ending with this suffix (e.g. \".json\") are notified. Empty: any key."
   type        = string

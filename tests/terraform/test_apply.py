@@ -97,13 +97,23 @@ def test_queue_has_the_local_stack_settings(applied: Applied) -> None:
     assert applied.out["queue_settings"] == settings.as_dict()
 
 
+# Statements only the Terraform policy has: the local stack leaves them out, since neither
+# emulator enforces a queue policy (test_plan.py checks their shape).
+TERRAFORM_ONLY = {"DenySendersOtherThanTheSource"}
+
+
 def test_queue_policy_is_the_local_stack_policy(applied: Applied) -> None:
-    attrs = applied.client("sqs").get_queue_attributes(
-        QueueUrl=applied.out["queue_url"], AttributeNames=["Policy"])["Attributes"]
+    sqs = applied.client("sqs")
+    attrs = sqs.get_queue_attributes(QueueUrl=applied.out["queue_url"],
+                                     AttributeNames=["Policy"])["Attributes"]
     bucket_arn = f"arn:aws:s3:::{applied.bucket}"
-    local = queue_policy(applied.out["queue_arn"], "s3.amazonaws.com", bucket_arn)
-    assert normalise(json.loads(attrs["Policy"])) == normalise(local)
-    assert normalise(json.loads(applied.out["queue_policy_json"])) == normalise(local)
+    local = normalise(queue_policy(applied.out["queue_arn"], "s3.amazonaws.com", bucket_arn))
+    for policy in (json.loads(attrs["Policy"]), json.loads(applied.out["queue_policy_json"])):
+        found = normalise(policy)
+        assert set(found) - set(local) == TERRAFORM_ONLY
+        assert {sid: st for sid, st in found.items() if sid not in TERRAFORM_ONLY} == local
+    dlq = sqs.get_queue_attributes(QueueUrl=applied.out["dlq_url"], AttributeNames=["Policy"])
+    assert set(normalise(json.loads(dlq["Attributes"]["Policy"]))) == {"DenyInsecureTransport"}
 
 
 def test_bucket_notification_is_as_declared(applied: Applied) -> None:

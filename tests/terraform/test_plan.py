@@ -26,7 +26,9 @@ LANDING = {"bucket_name": BUCKET, "source_prefix": "incoming/"}
 LOCAL_STACK_EVENTS = NOTIFIED_EVENTS
 NOTIFICATION = "aws_s3_bucket_notification.events[0]"
 ACCOUNT = "123456789012"  # the test runs' caller (terraform_cli.TEST_PROVIDER)
+QUEUE_ARN = f"arn:aws:sqs:us-east-1:{ACCOUNT}:lakeinlet-events"
 OWN_KEY = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/0d5b1f7e-0000-4000-8000-000000000001"
+REDRIVER = f"arn:aws:iam::{ACCOUNT}:role/dlq-redrive"
 
 RUNS: dict[str, dict[str, Any]] = {
     "module_defaults": {"bucket_name": BUCKET},
@@ -37,7 +39,8 @@ RUNS: dict[str, dict[str, Any]] = {
     "archive_over_lake": LANDING | {"after_load": f"archive:s3://{BUCKET}"},
     "glue_delete": LANDING | {"glue_databases": ["sales"], "after_load": "delete"},
     "archive_fanout": LANDING | {"after_load": "archive:s3://vault/old/", "sns_fanout": True},
-    "topic_with_own_key": LANDING | {"sns_fanout": True, "sns_kms_master_key_id": OWN_KEY},
+    "topic_with_own_key": LANDING | {"sns_fanout": True, "sns_kms_master_key_id": OWN_KEY,
+                                     "queue_sender_arns": [REDRIVER]},
     "bad_values": LANDING | {"lake_prefix": "", "after_load": "move",
                              "sns_kms_master_key_id": "alias/aws/sns"},
 }
@@ -198,3 +201,25 @@ def test_the_topic_is_encrypted_by_default_with_a_key_s3_may_use(plans: dict[str
     own = planned(plans, "topic_with_own_key")
     assert own.resources["aws_sns_topic.events[0]"]["kms_master_key_id"] == OWN_KEY
     assert not [a for a in own.resources if a.startswith("aws_kms_key")]
+
+def test_the_event_queue_takes_sends_only_from_its_bucket_or_topic(plans: dict[str, PlanRun]) -> None:
+    """IAM principals (of the account or not) are denied SendMessage on the event queue: S3 or
+    SNS deliver (allowed by aws:SourceArn), and no lakeinlet job sends there (`--poison dlq`
+    sends to the DLQ). queue_sender_arns names exceptions, e.g. a role that redrives the DLQ."""
+    deny = {"Effect": "Deny", "Principal": "*", "Action": ["sqs:SendMessage"], "Resource": [QUEUE_ARN]}
+    queue = normalise(planned(plans, "landing_prefix").policy("queue_policy_json"))
+    assert queue["DenySendersOtherThanTheSource"] == deny | {
+        "Condition": {"BoolIfExists": {"aws:PrincipalIsAWSService": ["false"]}}}
+    queue = normalise(planned(plans, "topic_with_own_key").policy("queue_policy_json"))
+    assert queue["DenySendersOtherThanTheSource"] == deny | {"Condition": {
+        "BoolIfExists": {"aws:PrincipalIsAWSService": ["false"]},
+        "ArnNotLikeIfExists": {"aws:PrincipalArn": [REDRIVER]}}}
+    assert queue["AllowSourceToSend"]["Principal"] == {"Service": ["sns.amazonaws.com"]}
+
+
+def test_the_dlq_refuses_requests_without_tls(plans: dict[str, PlanRun]) -> None:
+    dlq = planned(plans, "landing_prefix").resources["aws_sqs_queue.dlq"]
+    assert normalise(json.loads(dlq["policy"])) == {"DenyInsecureTransport": {
+        "Effect": "Deny", "Principal": "*", "Action": ["sqs:*"], "Resource": [QUEUE_ARN + "-dlq"],
+        "Condition": {"Bool": {"aws:SecureTransport": ["false"]}}}}
+
