@@ -127,15 +127,23 @@ data "aws_iam_policy_document" "event_source" {
     resources = ["${local.lake_bucket_arn}/${local.changelog_prefix}*"]
   }
 
+  # delta-rs lists the changelog's log and, to vacuum, the table; S3 also asks for a listing
+  # right under the key's name before it answers 404 (not 403) for a missing key.
   statement {
-    sid       = "ListLakeBucket"
+    sid       = "ListChangelog"
     actions   = ["s3:ListBucket"]
     resources = [local.lake_bucket_arn]
+
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = ["${local.changelog_prefix}*"]
+    }
   }
 }
 
-# lakeinlet-load: read notified objects, list the landing bucket for backfills, read and
-# write its tables, ledgers and the changelog (backfills append to it). Nothing else.
+# lakeinlet-load: read notified objects, list the source prefix for backfills, read and write
+# its tables and ledgers, append to the changelog (backfills). Nothing else.
 # Spark writes data files through the S3A magic committer (lakeinlet/committers.py): multipart
 # uploads completed at job commit; at job commit or abort it lists the uploads under the
 # destination and aborts those left by failed tasks.
@@ -146,10 +154,33 @@ data "aws_iam_policy_document" "loader" {
     resources = ["${local.bucket_arn}/${var.source_prefix}*"]
   }
 
+  # Backfills list the source prefix; an empty source_prefix (the lake in another bucket) is the
+  # whole landing bucket, where a listing may carry no prefix at all.
   statement {
-    sid       = "ListBuckets"
+    sid       = "ListSourcePrefix"
     actions   = ["s3:ListBucket"]
-    resources = distinct([local.bucket_arn, local.lake_bucket_arn])
+    resources = [local.bucket_arn]
+
+    dynamic "condition" {
+      for_each = var.source_prefix != "" ? [1] : []
+      content {
+        test     = "StringLike"
+        variable = "s3:prefix"
+        values   = ["${var.source_prefix}*"]
+      }
+    }
+  }
+
+  statement {
+    sid       = "ListLake"
+    actions   = ["s3:ListBucket"]
+    resources = [local.lake_bucket_arn]
+
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = distinct(["${var.lake_prefix}*", "${local.changelog_prefix}*"])
+    }
   }
 
   statement {
@@ -161,10 +192,25 @@ data "aws_iam_policy_document" "loader" {
       "s3:AbortMultipartUpload",
       "s3:ListMultipartUploadParts",
     ]
-    resources = distinct([
-      "${local.lake_bucket_arn}/${var.lake_prefix}*",
-      "${local.lake_bucket_arn}/${local.changelog_prefix}*",
-    ])
+    resources = ["${local.lake_bucket_arn}/${var.lake_prefix}*"]
+  }
+
+  # A backfill appends with delta-rs: new data files, then the next log version put if absent
+  # (aws_conditional_put): no rename, no delete.
+  statement {
+    sid       = "AppendToChangelog"
+    actions   = ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"]
+    resources = ["${local.lake_bucket_arn}/${local.changelog_prefix}*"]
+  }
+
+  # The changelog usually lies inside lake_prefix, whose grant above includes deletes: only the
+  # event source (`lakeinlet-poll maintain`) vacuums it. A deny wins over any grant, so a role
+  # holding both jobs' documents cannot vacuum the changelog either: give the jobs a role each.
+  statement {
+    sid       = "NeverDeleteInTheChangelog"
+    effect    = "Deny"
+    actions   = ["s3:DeleteObject", "s3:DeleteObjectVersion"]
+    resources = ["${local.lake_bucket_arn}/${local.changelog_prefix}*"]
   }
 
   # A bucket-level action, so on the bucket ARN: the committer asks only for uploads under the

@@ -211,9 +211,9 @@ def test_event_source_policy_allows_only_its_queue_and_changelog(applied: Applie
         sqs, s3 = (signed_client(s, applied.endpoint, keys) for s in ("sqs", "s3"))
         seen = _event_source_outcomes(sqs, s3, applied.endpoint, probe)
     allowed = {"receive", "get queue attributes", "change visibility", "delete", "write the changelog",
-               "move a poison message to the DLQ"}
+               "vacuum the changelog", "move a poison message to the DLQ"}
     assert seen == {name: "allowed" if name in allowed else "denied" for name in seen}
-    assert len(seen) == 12
+    assert len(seen) == 13
 
 
 def _event_source_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> dict[str, str]:
@@ -227,6 +227,8 @@ def _event_source_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> di
             QueueUrl=q, ReceiptHandle=received["Messages"][0]["ReceiptHandle"]),
         "write the changelog": lambda: s3.put_object(
             Bucket=probe.bucket, Key="lakeinlet/changelog/_probe", Body=b"x"),
+        "vacuum the changelog": lambda: s3.delete_object(Bucket=probe.bucket,
+                                                         Key="lakeinlet/changelog/_probe"),
         "send to the queue": lambda: sqs.send_message(QueueUrl=q, MessageBody="{}"),
         "move a poison message to the DLQ": lambda: sqs.send_message(QueueUrl=probe.dlq_url,
                                                                      MessageBody="{}"),
@@ -248,9 +250,9 @@ def test_loader_policy_allows_only_its_prefixes(applied: Applied, probe: Probe) 
         sqs, s3 = (signed_client(s, applied.endpoint, keys) for s in ("sqs", "s3"))
         seen = _loader_outcomes(sqs, s3, applied.endpoint, probe)
     allowed = {"read a notified object", "list for a backfill", "write the lake", "read the lake",
-               "delete in the lake", "read the changelog"}
+               "delete in the lake", "read the changelog", "append to the changelog"}
     assert seen == {name: "allowed" if name in allowed else "denied" for name in seen}
-    assert len(seen) == 13
+    assert len(seen) == 15
 
 
 def _loader_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> dict[str, str]:
@@ -263,6 +265,11 @@ def _loader_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> dict[str
         "delete in the lake": lambda: s3.delete_object(Bucket=probe.bucket, Key=lake_key),
         "read the changelog": lambda: s3.list_objects_v2(Bucket=probe.bucket,
                                                          Prefix="lakeinlet/changelog/"),
+        "append to the changelog": lambda: s3.put_object(
+            Bucket=probe.bucket, Key="lakeinlet/changelog/_loader_probe", Body=b"x"),
+        # Only the event source vacuums the changelog (an explicit deny: the lake grant covers it).
+        "delete in the changelog": lambda: s3.delete_object(Bucket=probe.bucket,
+                                                            Key="lakeinlet/changelog/_loader_probe"),
         "read outside the source prefix": lambda: s3.get_object(Bucket=probe.bucket,
                                                                 Key=probe.unnotified_key),
         "write the landing prefix": lambda: s3.put_object(

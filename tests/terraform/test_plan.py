@@ -223,3 +223,42 @@ def test_the_dlq_refuses_requests_without_tls(plans: dict[str, PlanRun]) -> None
         "Effect": "Deny", "Principal": "*", "Action": ["sqs:*"], "Resource": [QUEUE_ARN + "-dlq"],
         "Condition": {"Bool": {"aws:SecureTransport": ["false"]}}}}
 
+def test_listings_are_bound_to_the_prefixes_each_job_reads(plans: dict[str, PlanRun]) -> None:
+    """s3:ListBucket only with s3:prefix conditions: the loader lists the source prefix (backfills)
+    and its lake, the event source its changelog."""
+    landing, lake = f"arn:aws:s3:::{BUCKET}", "arn:aws:s3:::tf-plan-lake"
+    assert _listings(planned(plans, "landing_prefix").policy("loader_policy_json")) == {
+        landing: {"incoming/*", "lakeinlet/*", "lakeinlet/changelog/*"}}
+    assert _listings(planned(plans, "landing_prefix").policy("event_source_policy_json")) == {
+        landing: {"lakeinlet/changelog/*"}}
+    assert _listings(planned(plans, "separate_lake").policy("loader_policy_json")) == {
+        landing: {"*"}, lake: {"lakeinlet/*", "lakeinlet/changelog/*"}}
+
+
+def _listings(policy: dict[str, Any]) -> dict[str, set[str]]:
+    """Bucket ARN -> the key prefixes s3:ListBucket is allowed for ("*": no condition)."""
+    found: dict[str, set[str]] = {}
+    for st in normalise(policy).values():
+        if "s3:ListBucket" not in st["Action"]:
+            continue
+        assert set(st["Condition"]) <= {"StringLike"}, st
+        prefixes = set(st["Condition"].get("StringLike", {}).get("s3:prefix", ["*"]))
+        for bucket in st["Resource"]:
+            found.setdefault(bucket, set()).update(prefixes)
+    return found
+
+
+def test_the_loader_never_deletes_in_the_changelog(plans: dict[str, PlanRun]) -> None:
+    """Backfills append to the changelog (conditional PUTs of new files); only the event source
+    (`lakeinlet-poll maintain`) vacuums it."""
+    changelog = f"arn:aws:s3:::{BUCKET}/lakeinlet/changelog/*"
+    loader = normalise(planned(plans, "landing_prefix").policy("loader_policy_json"))
+    denied = {sid: s for sid, s in loader.items() if s["Effect"] == "Deny"}
+    assert denied == {"NeverDeleteInTheChangelog": {
+        "Effect": "Deny", "Principal": None, "Action": ["s3:DeleteObject", "s3:DeleteObjectVersion"],
+        "Resource": [changelog], "Condition": {}}}
+    assert loader["AppendToChangelog"]["Action"] == ["s3:AbortMultipartUpload", "s3:GetObject",
+                                                     "s3:PutObject"]
+    poller = normalise(planned(plans, "landing_prefix").policy("event_source_policy_json"))
+    assert "s3:DeleteObject" in poller["ReadWriteChangelog"]["Action"]
+
