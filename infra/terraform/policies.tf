@@ -223,36 +223,53 @@ data "aws_iam_policy_document" "loader" {
 
   # --catalog glue:DB.TABLE (lakeinlet/incremental/registry/glue.py): GetTable on every run,
   # CreateTable/UpdateTable when the table or its schema is new, BatchCreatePartition for Hudi's
-  # partitions, Get/CreateDatabase for a database that does not exist yet. Glue authorises table
-  # calls on the catalog, the database and the table ARN together.
+  # partitions, Get/CreateDatabase for a database that does not exist yet. Glue authorises a
+  # table call on the catalog, the database and the table ARN together (its documented minimum for
+  # CreateTable names all three), so the table actions keep the database ARN; the database
+  # actions never reach a table.
   dynamic "statement" {
     for_each = length(var.glue_databases) > 0 ? [1] : []
     content {
-      sid = "RegisterTablesInGlue"
-      actions = [
-        "glue:GetDatabase",
-        "glue:CreateDatabase",
-        "glue:GetTable",
-        "glue:CreateTable",
-        "glue:UpdateTable",
-        "glue:BatchCreatePartition",
-      ]
-      resources = concat(
-        ["arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:catalog"],
-        [for db in var.glue_databases : "arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:database/${db}"],
-        [for db in var.glue_databases : "arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:table/${db}/*"],
-      )
+      sid       = "ReadOrCreateGlueDatabases"
+      actions   = ["glue:GetDatabase", "glue:CreateDatabase"]
+      resources = concat([local.glue_catalog_arn], local.glue_database_arns)
+    }
+  }
+
+  dynamic "statement" {
+    for_each = length(var.glue_databases) > 0 ? [1] : []
+    content {
+      sid       = "RegisterTablesInGlue"
+      actions   = ["glue:GetTable", "glue:CreateTable", "glue:UpdateTable", "glue:BatchCreatePartition"]
+      resources = concat([local.glue_catalog_arn], local.glue_database_arns, local.glue_table_arns)
     }
   }
 
   # --after-load (lakeinlet/incremental/cleanup.py): a conditional delete (If-Match, which also
   # needs the s3:GetObject granted above) of each source object version loaded; to archive, a copy
-  # of that exact version first.
+  # of that exact version first. A delete without If-Match is refused (S3's documented form, Null
+  # s3:if-match false): it would remove an object overwritten since it was loaded. The
+  # preconditions on the event queue keep source_prefix off the lake.
   dynamic "statement" {
     for_each = var.after_load != "off" ? [1] : []
     content {
       sid       = "CleanUpLoadedSources"
-      actions   = concat(["s3:DeleteObject"], local.archiving ? ["s3:GetObjectVersion"] : [])
+      actions   = ["s3:DeleteObject"]
+      resources = ["${local.bucket_arn}/${var.source_prefix}*"]
+
+      condition {
+        test     = "Null"
+        variable = "s3:if-match"
+        values   = ["false"]
+      }
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.archiving ? [1] : []
+    content {
+      sid       = "ReadLoadedVersions"
+      actions   = ["s3:GetObjectVersion"]
       resources = ["${local.bucket_arn}/${var.source_prefix}*"]
     }
   }
@@ -275,8 +292,24 @@ data "aws_iam_policy_document" "loader" {
       sid       = "ListSourceArchive"
       actions   = ["s3:ListBucket"]
       resources = ["arn:${local.partition}:s3:::${local.archive_bucket}"]
+
+      dynamic "condition" {
+        for_each = local.archive_prefix != "" ? [1] : []
+        content {
+          test     = "StringLike"
+          variable = "s3:prefix"
+          values   = ["${local.archive_prefix}*"]
+        }
+      }
     }
   }
+}
+
+locals {
+  glue_arn           = "arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}"
+  glue_catalog_arn   = "${local.glue_arn}:catalog"
+  glue_database_arns = [for db in var.glue_databases : "${local.glue_arn}:database/${db}"]
+  glue_table_arns    = [for db in var.glue_databases : "${local.glue_arn}:table/${db}/*"]
 }
 
 # --after-load archive:s3://BUCKET/PREFIX → the archive's bucket and key prefix (PREFIX/ or "").

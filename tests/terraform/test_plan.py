@@ -61,14 +61,6 @@ def planned(plans: dict[str, PlanRun], run: str) -> PlanRun:
     return found
 
 
-def _list(value: Any) -> list[str]:
-    return value if isinstance(value, list) else [value]
-
-
-def _statements(policy: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {s["Sid"]: s for s in policy["Statement"]}
-
-
 def test_unset_queue_settings_are_the_local_stack_settings(plans: dict[str, PlanRun]) -> None:
     """One set of queue settings: QueueSettings (`lakeinlet local up`) and variables.tf."""
     run = planned(plans, "landing_prefix")
@@ -94,33 +86,46 @@ def test_sns_fanout_routes_the_bucket_through_a_topic(plans: dict[str, PlanRun])
     assert (sorted(topic["events"]), topic["filter_prefix"]) == (sorted(LOCAL_STACK_EVENTS), "incoming/")
 
 
-def test_the_loader_may_register_tables_only_in_its_glue_databases(plans: dict[str, PlanRun]) -> None:
-    def glue(run: str) -> list[dict[str, Any]]:
-        policy = planned(plans, run).policy("loader_policy_json")
-        return [s for s in policy["Statement"] if any(a.startswith("glue:") for a in _list(s["Action"]))]
+def test_glue_table_actions_reach_only_the_tables_of_its_databases(plans: dict[str, PlanRun]) -> None:
+    """Database actions on the catalog and the databases; table actions on their tables (Glue
+    also checks the catalog and database ARNs for a table call, as its policy examples show)."""
+    def glue(run: str) -> dict[str, tuple[list[str], list[str]]]:
+        policy = normalise(planned(plans, run).policy("loader_policy_json"))
+        return {sid: (s["Action"], sorted(r.split(":", 5)[5] for r in s["Resource"]))
+                for sid, s in policy.items() if any(a.startswith("glue:") for a in s["Action"])}
 
-    assert glue("landing_prefix") == []
-    [statement] = glue("glue_delete")
-    resources = sorted(r.split(":", 5)[5] for r in _list(statement["Resource"]))
-    assert resources == ["catalog", "database/sales", "table/sales/*"]
-    assert "glue:DeleteTable" not in statement["Action"] and "glue:UpdateTable" in statement["Action"]
+    assert glue("landing_prefix") == {}
+    assert glue("glue_delete") == {
+        "ReadOrCreateGlueDatabases": (["glue:CreateDatabase", "glue:GetDatabase"],
+                                      ["catalog", "database/sales"]),
+        "RegisterTablesInGlue": (["glue:BatchCreatePartition", "glue:CreateTable", "glue:GetTable",
+                                  "glue:UpdateTable"], ["catalog", "database/sales", "table/sales/*"])}
 
 
 def test_the_loader_may_clean_up_sources_only_with_after_load(plans: dict[str, PlanRun]) -> None:
     def cleanup(run: str) -> dict[str, dict[str, Any]]:
-        found = _statements(planned(plans, run).policy("loader_policy_json"))
-        return {sid: s for sid, s in found.items()
-                if sid in ("CleanUpLoadedSources", "WriteSourceArchive", "ListSourceArchive")}
+        found = normalise(planned(plans, run).policy("loader_policy_json"))
+        return {sid: s for sid, s in found.items() if sid in (
+            "CleanUpLoadedSources", "ReadLoadedVersions", "WriteSourceArchive", "ListSourceArchive")}
 
     assert cleanup("landing_prefix") == {}
+    sources = [f"arn:aws:s3:::{BUCKET}/incoming/*"]
     [delete] = cleanup("glue_delete").values()
-    assert (_list(delete["Action"]), _list(delete["Resource"])) == (
-        ["s3:DeleteObject"], [f"arn:aws:s3:::{BUCKET}/incoming/*"])
+    assert (delete["Action"], delete["Resource"]) == (["s3:DeleteObject"], sources)
     found = cleanup("archive_fanout")
-    assert sorted(_list(found["CleanUpLoadedSources"]["Action"])) == [
-        "s3:DeleteObject", "s3:GetObjectVersion"]
-    assert _list(found["WriteSourceArchive"]["Resource"]) == ["arn:aws:s3:::vault/old/*"]
-    assert _list(found["ListSourceArchive"]["Resource"]) == ["arn:aws:s3:::vault"]
+    assert (found["CleanUpLoadedSources"]["Action"], found["ReadLoadedVersions"]["Action"]) == (
+        ["s3:DeleteObject"], ["s3:GetObjectVersion"])
+    assert found["ReadLoadedVersions"]["Resource"] == sources
+    assert found["WriteSourceArchive"]["Resource"] == ["arn:aws:s3:::vault/old/*"]
+    assert found["ListSourceArchive"]["Resource"] == ["arn:aws:s3:::vault"]
+
+
+def test_cleanup_may_delete_only_with_if_match(plans: dict[str, PlanRun]) -> None:
+    """S3's documented form for forcing conditional deletes: Null s3:if-match false. A delete
+    that could not be told the loaded etag would remove an object overwritten since."""
+    for run in ("glue_delete", "archive_fanout"):
+        delete = normalise(planned(plans, run).policy("loader_policy_json"))["CleanUpLoadedSources"]
+        assert delete["Condition"] == {"Null": {"s3:if-match": ["false"]}}, run
 
 
 def test_module_refuses_bad_values_each_with_its_reason(plans: dict[str, PlanRun]) -> None:
@@ -186,46 +191,9 @@ def test_environment_outputs_tell_both_jobs_their_bounds(plans: dict[str, PlanRu
     assert planned(plans, "separate_lake").outputs["load_environment"]["LAKEINLET__PLAN__PREFIX"] == ""
 
 
-def test_the_topic_is_encrypted_by_default_with_a_key_s3_may_use(plans: dict[str, PlanRun]) -> None:
-    """S3 cannot publish to a topic under the AWS-managed alias/aws/sns: the module makes a key
-    whose policy lets S3 encrypt for this topic only, unless sns_kms_master_key_id names one."""
-    run = planned(plans, "archive_fanout")
-    assert run.unknown["aws_sns_topic.events[0]"].get("kms_master_key_id") is True  # the new key's
-    key = run.resources["aws_kms_key.sns[0]"]
-    assert key["enable_key_rotation"] is True
-    s3 = normalise(json.loads(key["policy"]))["AllowBucketNotificationsToEncrypt"]
-    assert (s3["Principal"], s3["Action"], s3["Condition"]) == (
-        {"Service": ["s3.amazonaws.com"]}, ["kms:Decrypt", "kms:GenerateDataKey"],
-        {"StringEquals": {"kms:EncryptionContext:aws:sns:topicArn": [
-            f"arn:aws:sns:us-east-1:{ACCOUNT}:lakeinlet-events-topic"]}})
-    own = planned(plans, "topic_with_own_key")
-    assert own.resources["aws_sns_topic.events[0]"]["kms_master_key_id"] == OWN_KEY
-    assert not [a for a in own.resources if a.startswith("aws_kms_key")]
-
-def test_the_event_queue_takes_sends_only_from_its_bucket_or_topic(plans: dict[str, PlanRun]) -> None:
-    """IAM principals (of the account or not) are denied SendMessage on the event queue: S3 or
-    SNS deliver (allowed by aws:SourceArn), and no lakeinlet job sends there (`--poison dlq`
-    sends to the DLQ). queue_sender_arns names exceptions, e.g. a role that redrives the DLQ."""
-    deny = {"Effect": "Deny", "Principal": "*", "Action": ["sqs:SendMessage"], "Resource": [QUEUE_ARN]}
-    queue = normalise(planned(plans, "landing_prefix").policy("queue_policy_json"))
-    assert queue["DenySendersOtherThanTheSource"] == deny | {
-        "Condition": {"BoolIfExists": {"aws:PrincipalIsAWSService": ["false"]}}}
-    queue = normalise(planned(plans, "topic_with_own_key").policy("queue_policy_json"))
-    assert queue["DenySendersOtherThanTheSource"] == deny | {"Condition": {
-        "BoolIfExists": {"aws:PrincipalIsAWSService": ["false"]},
-        "ArnNotLikeIfExists": {"aws:PrincipalArn": [REDRIVER]}}}
-    assert queue["AllowSourceToSend"]["Principal"] == {"Service": ["sns.amazonaws.com"]}
-
-
-def test_the_dlq_refuses_requests_without_tls(plans: dict[str, PlanRun]) -> None:
-    dlq = planned(plans, "landing_prefix").resources["aws_sqs_queue.dlq"]
-    assert normalise(json.loads(dlq["policy"])) == {"DenyInsecureTransport": {
-        "Effect": "Deny", "Principal": "*", "Action": ["sqs:*"], "Resource": [QUEUE_ARN + "-dlq"],
-        "Condition": {"Bool": {"aws:SecureTransport": ["false"]}}}}
-
 def test_listings_are_bound_to_the_prefixes_each_job_reads(plans: dict[str, PlanRun]) -> None:
     """s3:ListBucket only with s3:prefix conditions: the loader lists the source prefix (backfills)
-    and its lake, the event source its changelog."""
+    and its lake, the event source its changelog, cleanup its archive."""
     landing, lake = f"arn:aws:s3:::{BUCKET}", "arn:aws:s3:::tf-plan-lake"
     assert _listings(planned(plans, "landing_prefix").policy("loader_policy_json")) == {
         landing: {"incoming/*", "lakeinlet/*", "lakeinlet/changelog/*"}}
@@ -233,6 +201,8 @@ def test_listings_are_bound_to_the_prefixes_each_job_reads(plans: dict[str, Plan
         landing: {"lakeinlet/changelog/*"}}
     assert _listings(planned(plans, "separate_lake").policy("loader_policy_json")) == {
         landing: {"*"}, lake: {"lakeinlet/*", "lakeinlet/changelog/*"}}
+    archive = _listings(planned(plans, "archive_fanout").policy("loader_policy_json"))
+    assert archive["arn:aws:s3:::vault"] == {"old/*"}
 
 
 def _listings(policy: dict[str, Any]) -> dict[str, set[str]]:
@@ -262,3 +232,41 @@ def test_the_loader_never_deletes_in_the_changelog(plans: dict[str, PlanRun]) ->
     poller = normalise(planned(plans, "landing_prefix").policy("event_source_policy_json"))
     assert "s3:DeleteObject" in poller["ReadWriteChangelog"]["Action"]
 
+
+def test_the_event_queue_takes_sends_only_from_its_bucket_or_topic(plans: dict[str, PlanRun]) -> None:
+    """IAM principals (of the account or not) are denied SendMessage on the event queue: S3 or
+    SNS deliver (allowed by aws:SourceArn), and no lakeinlet job sends there (`--poison dlq`
+    sends to the DLQ). queue_sender_arns names exceptions, e.g. a role that redrives the DLQ."""
+    deny = {"Effect": "Deny", "Principal": "*", "Action": ["sqs:SendMessage"], "Resource": [QUEUE_ARN]}
+    queue = normalise(planned(plans, "landing_prefix").policy("queue_policy_json"))
+    assert queue["DenySendersOtherThanTheSource"] == deny | {
+        "Condition": {"BoolIfExists": {"aws:PrincipalIsAWSService": ["false"]}}}
+    queue = normalise(planned(plans, "topic_with_own_key").policy("queue_policy_json"))
+    assert queue["DenySendersOtherThanTheSource"] == deny | {"Condition": {
+        "BoolIfExists": {"aws:PrincipalIsAWSService": ["false"]},
+        "ArnNotLikeIfExists": {"aws:PrincipalArn": [REDRIVER]}}}
+    assert queue["AllowSourceToSend"]["Principal"] == {"Service": ["sns.amazonaws.com"]}
+
+
+def test_the_dlq_refuses_requests_without_tls(plans: dict[str, PlanRun]) -> None:
+    dlq = planned(plans, "landing_prefix").resources["aws_sqs_queue.dlq"]
+    assert normalise(json.loads(dlq["policy"])) == {"DenyInsecureTransport": {
+        "Effect": "Deny", "Principal": "*", "Action": ["sqs:*"], "Resource": [QUEUE_ARN + "-dlq"],
+        "Condition": {"Bool": {"aws:SecureTransport": ["false"]}}}}
+
+
+def test_the_topic_is_encrypted_by_default_with_a_key_s3_may_use(plans: dict[str, PlanRun]) -> None:
+    """S3 cannot publish to a topic under the AWS-managed alias/aws/sns: the module makes a key
+    whose policy lets S3 encrypt for this topic only, unless sns_kms_master_key_id names one."""
+    run = planned(plans, "archive_fanout")
+    assert run.unknown["aws_sns_topic.events[0]"].get("kms_master_key_id") is True  # the new key's
+    key = run.resources["aws_kms_key.sns[0]"]
+    assert key["enable_key_rotation"] is True
+    s3 = normalise(json.loads(key["policy"]))["AllowBucketNotificationsToEncrypt"]
+    assert (s3["Principal"], s3["Action"], s3["Condition"]) == (
+        {"Service": ["s3.amazonaws.com"]}, ["kms:Decrypt", "kms:GenerateDataKey"],
+        {"StringEquals": {"kms:EncryptionContext:aws:sns:topicArn": [
+            f"arn:aws:sns:us-east-1:{ACCOUNT}:lakeinlet-events-topic"]}})
+    own = planned(plans, "topic_with_own_key")
+    assert own.resources["aws_sns_topic.events[0]"]["kms_master_key_id"] == OWN_KEY
+    assert not [a for a in own.resources if a.startswith("aws_kms_key")]
