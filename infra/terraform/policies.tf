@@ -196,7 +196,9 @@ data "aws_iam_policy_document" "loader" {
   }
 
   # A backfill appends with delta-rs: new data files, then the next log version put if absent
-  # (aws_conditional_put): no rename, no delete.
+  # (aws_conditional_put): no rename, no delete. delta-rs's default post-commit hook would also
+  # delete log files past delta.logRetentionDuration; the append must turn that hook off
+  # (cleanup_expired_logs=False, as maintain does), or it meets the deny below.
   statement {
     sid       = "AppendToChangelog"
     actions   = ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"]
