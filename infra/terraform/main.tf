@@ -10,24 +10,58 @@ data "aws_region" "current" {}
 locals {
   partition  = data.aws_partition.current.partition
   account_id = coalesce(var.account_id, data.aws_caller_identity.current.account_id)
-  # Known before the queue exists, so its policy is set in the CreateQueue call itself: no
-  # window without a policy, and no separate policy resource to wait for.
+  # Known before the queues and the topic exist, so their policies are set in the calls that
+  # create them (no window without a policy) and every policy document is known at plan.
   queue_arn        = "arn:${local.partition}:sqs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:${var.name}"
+  dlq_arn          = "${local.queue_arn}-dlq"
   bucket_arn       = "arn:${local.partition}:s3:::${var.bucket_name}"
   lake_bucket      = coalesce(var.lake_bucket_name, var.bucket_name)
   lake_bucket_arn  = "arn:${local.partition}:s3:::${local.lake_bucket}"
   changelog_prefix = coalesce(var.changelog_prefix, "${var.lake_prefix}changelog/")
-  topic_arn        = one(aws_sns_topic.events[*].arn)
+  changelog_uri    = "s3://${local.lake_bucket}/${trimsuffix(local.changelog_prefix, "/")}"
+  lake_uri         = "s3://${local.lake_bucket}/${trimsuffix(var.lake_prefix, "/")}"
+  topic_arn        = var.sns_fanout ? "arn:${local.partition}:sns:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:${var.name}-topic" : null
   # Who may send to the queue: the bucket itself, or the topic that fans the bucket's events out.
   sender_service = var.sns_fanout ? "sns.amazonaws.com" : "s3.amazonaws.com"
   sender_arn     = var.sns_fanout ? local.topic_arn : local.bucket_arn
+}
+
+# lakeinlet's own locations must never be notified or cleaned up as sources: with the lake under
+# the notified prefix the poller feeds on its own changelog commits, and the loader loads (and
+# with after_load deletes) its own tables. Two prefixes nest when one starts with the other.
+locals {
+  lake_in_landing = local.lake_bucket == var.bucket_name
+  lake_location   = "s3://${local.lake_bucket}/${var.lake_prefix}"
+  prefix_pairs = {
+    source_lake      = [var.source_prefix, var.lake_prefix]
+    source_changelog = [var.source_prefix, local.changelog_prefix]
+    archive_source   = [local.archive_prefix, var.source_prefix]
+  }
+  nest = { for pair, p in local.prefix_pairs : pair => startswith(p[0], p[1]) || startswith(p[1], p[0]) }
+  # An empty source_prefix with the lake in the landing bucket has a message of its own.
+  source_nests_lake      = local.lake_in_landing && var.source_prefix != "" && local.nest.source_lake
+  source_nests_changelog = local.lake_in_landing && var.source_prefix != "" && local.nest.source_changelog && !local.nest.source_lake
+  archive_nests_source   = local.archiving && local.archive_bucket == var.bucket_name && local.nest.archive_source
+  # Inside the lake prefix an archive is one more of lakeinlet's own locations; above it, not.
+  archive_over_lake = local.archiving && local.archive_bucket == local.lake_bucket && anytrue(
+    [for own in [var.lake_prefix, local.changelog_prefix] : startswith(own, local.archive_prefix)]
+  )
+  nest_advice = "Set them to prefixes neither of which starts with the other (e.g. source_prefix = \"incoming/\", lake_prefix = \"lakeinlet/\"), or lake_bucket_name to another bucket."
 }
 
 resource "aws_sqs_queue" "dlq" {
   name                      = "${var.name}-dlq"
   message_retention_seconds = var.dlq_message_retention_seconds
   sqs_managed_sse_enabled   = var.sqs_managed_sse
+  policy                    = data.aws_iam_policy_document.dlq.json
   tags                      = var.tags
+
+  lifecycle {
+    postcondition {
+      condition     = self.arn == local.dlq_arn
+      error_message = "The DLQ policy names ${local.dlq_arn}, but the DLQ is ${self.arn}."
+    }
+  }
 }
 
 resource "aws_sqs_queue" "events" {
@@ -43,7 +77,29 @@ resource "aws_sqs_queue" "events" {
   policy = data.aws_iam_policy_document.queue.json
   tags   = var.tags
 
+  # The guards on lakeinlet's own locations sit on the resource every configuration creates, so a
+  # refused configuration plans nothing.
   lifecycle {
+    precondition {
+      condition     = !(local.lake_in_landing && var.source_prefix == "")
+      error_message = "source_prefix is empty and the lake (${local.lake_location}) is in the landing bucket: the notification would cover the lake, and lakeinlet would ingest its own changelog and tables (and with after_load, delete them). Set source_prefix to the prefix your producers write under (e.g. \"incoming/\"), or lake_bucket_name to another bucket."
+    }
+    precondition {
+      condition     = !local.source_nests_lake
+      error_message = "source_prefix \"${var.source_prefix}\" and lake_prefix \"${var.lake_prefix}\" nest in s3://${var.bucket_name}: the notification would cover lakeinlet's own tables. ${local.nest_advice}"
+    }
+    precondition {
+      condition     = !local.source_nests_changelog
+      error_message = "source_prefix \"${var.source_prefix}\" and changelog_prefix \"${local.changelog_prefix}\" nest in s3://${var.bucket_name}: the poller would be notified of its own changelog commits. ${local.nest_advice}"
+    }
+    precondition {
+      condition     = !local.archive_nests_source
+      error_message = "after_load archives into s3://${local.archive_bucket}/${local.archive_prefix}, which holds the sources (source_prefix \"${var.source_prefix}\") or lies under them: archived copies would be notified and loaded again. Set after_load to an archive prefix that neither holds nor lies under source_prefix."
+    }
+    precondition {
+      condition     = !local.archive_over_lake
+      error_message = "after_load archives into s3://${local.archive_bucket}/${local.archive_prefix}, above the lake (${local.lake_location}): the cleanup grants would cover lakeinlet's own tables. Set after_load to an archive prefix beside or inside lake_prefix."
+    }
     postcondition {
       condition     = self.arn == local.queue_arn
       error_message = "The queue policy names ${local.queue_arn}, but the queue is ${self.arn}."

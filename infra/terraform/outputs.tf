@@ -45,20 +45,31 @@ output "loader_policy_json" {
 
 output "changelog_uri" {
   description = "Changelog table location: lakeinlet-poll --changelog and lakeinlet-load --changelog."
-  value       = "s3://${local.lake_bucket}/${trimsuffix(local.changelog_prefix, "/")}"
+  value       = local.changelog_uri
 }
 
 output "lake_uri" {
   description = "Root under which the loader may create target tables (lakeinlet-load --table <lake_uri>/<name>)."
-  value       = "s3://${local.lake_bucket}/${trimsuffix(var.lake_prefix, "/")}"
+  value       = local.lake_uri
 }
 
 output "poll_environment" {
-  description = "Environment of lakeinlet-poll derived from this module (LAKEINLET__SECTION__KEY)."
+  description = "Environment of lakeinlet-poll derived from this module (LAKEINLET__SECTION__KEY): its queue, changelog, bucket allow-list, and the lake, whose events it acknowledges without a row."
   value = {
     LAKEINLET__QUEUE__QUEUE_URL = aws_sqs_queue.events.id
-    LAKEINLET__CHANGELOG__URI   = "s3://${local.lake_bucket}/${trimsuffix(local.changelog_prefix, "/")}"
+    LAKEINLET__CHANGELOG__URI   = local.changelog_uri
     LAKEINLET__FILTER__BUCKETS  = var.bucket_name
+    LAKEINLET__FILTER__LAKE     = local.lake_uri
+  }
+}
+
+output "load_environment" {
+  description = "Environment of lakeinlet-load derived from this module: the changelog, the source prefix it may read, its bucket allow-list, and the lake (lakeinlet's own locations, never loaded)."
+  value = {
+    LAKEINLET__TABLES__CHANGELOG = local.changelog_uri
+    LAKEINLET__PLAN__PREFIX      = var.source_prefix
+    LAKEINLET__PLAN__BUCKETS     = var.bucket_name
+    LAKEINLET__PLAN__LAKE        = local.lake_uri
   }
 }
 

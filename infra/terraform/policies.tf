@@ -1,7 +1,8 @@
-# Resource policy of the queue and identity policies of the two jobs.
+# Resource policies of the two queues and identity policies of the two jobs.
 #
-# Identity policies carry no Condition keys (such as s3:prefix on ListBucket): the resource ARNs
-# already bound them, and moto, which the tests sign real calls against, cannot evaluate them.
+# Condition keys (s3:prefix, s3:if-match, aws:PrincipalIsAWSService) are evaluated by AWS only:
+# moto, which the apply tests sign real calls against, judges actions and resources alone, so the
+# plan tests (tests/terraform/test_plan.py) check each condition's shape.
 
 data "aws_iam_policy_document" "queue" {
   statement {
@@ -28,11 +29,63 @@ data "aws_iam_policy_document" "queue" {
     }
   }
 
+  # No IAM principal sends here, of this account or another: S3 or SNS deliver (allowed above by
+  # aws:SourceArn), and no lakeinlet job sends to this queue (`--poison dlq` sends to the DLQ).
+  # queue_sender_arns names the exceptions, e.g. a role that moves dead letters back.
+  statement {
+    sid       = "DenySendersOtherThanTheSource"
+    effect    = "Deny"
+    actions   = ["sqs:SendMessage"]
+    resources = [local.queue_arn]
+
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+
+    condition {
+      test     = "BoolIfExists"
+      variable = "aws:PrincipalIsAWSService"
+      values   = ["false"]
+    }
+
+    dynamic "condition" {
+      for_each = length(var.queue_sender_arns) > 0 ? [1] : []
+      content {
+        test     = "ArnNotLikeIfExists"
+        variable = "aws:PrincipalArn"
+        values   = var.queue_sender_arns
+      }
+    }
+  }
+
   statement {
     sid       = "DenyInsecureTransport"
     effect    = "Deny"
     actions   = ["sqs:*"]
     resources = [local.queue_arn]
+
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+# The DLQ receives from the event queue's redrive (SQS itself) and the poller's `--poison dlq`
+# sends; like the event queue, never over plain HTTP.
+data "aws_iam_policy_document" "dlq" {
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["sqs:*"]
+    resources = [local.dlq_arn]
 
     principals {
       type        = "*"
@@ -65,7 +118,7 @@ data "aws_iam_policy_document" "event_source" {
   statement {
     sid       = "MovePoisonToDLQ"
     actions   = ["sqs:SendMessage", "sqs:GetQueueUrl"]
-    resources = [aws_sqs_queue.dlq.arn]
+    resources = [local.dlq_arn]
   }
 
   statement {
@@ -74,15 +127,23 @@ data "aws_iam_policy_document" "event_source" {
     resources = ["${local.lake_bucket_arn}/${local.changelog_prefix}*"]
   }
 
+  # delta-rs lists the changelog's log and, to vacuum, the table; S3 also asks for a listing
+  # right under the key's name before it answers 404 (not 403) for a missing key.
   statement {
-    sid       = "ListLakeBucket"
+    sid       = "ListChangelog"
     actions   = ["s3:ListBucket"]
     resources = [local.lake_bucket_arn]
+
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = ["${local.changelog_prefix}*"]
+    }
   }
 }
 
-# lakeinlet-load: read notified objects, list the landing bucket for backfills, read and
-# write its tables, ledgers and the changelog (backfills append to it). Nothing else.
+# lakeinlet-load: read notified objects, list the source prefix for backfills, read and write
+# its tables and ledgers, append to the changelog (backfills). Nothing else.
 # Spark writes data files through the S3A magic committer (lakeinlet/committers.py): multipart
 # uploads completed at job commit; at job commit or abort it lists the uploads under the
 # destination and aborts those left by failed tasks.
@@ -93,10 +154,33 @@ data "aws_iam_policy_document" "loader" {
     resources = ["${local.bucket_arn}/${var.source_prefix}*"]
   }
 
+  # Backfills list the source prefix; an empty source_prefix (the lake in another bucket) is the
+  # whole landing bucket, where a listing may carry no prefix at all.
   statement {
-    sid       = "ListBuckets"
+    sid       = "ListSourcePrefix"
     actions   = ["s3:ListBucket"]
-    resources = distinct([local.bucket_arn, local.lake_bucket_arn])
+    resources = [local.bucket_arn]
+
+    dynamic "condition" {
+      for_each = var.source_prefix != "" ? [1] : []
+      content {
+        test     = "StringLike"
+        variable = "s3:prefix"
+        values   = ["${var.source_prefix}*"]
+      }
+    }
+  }
+
+  statement {
+    sid       = "ListLake"
+    actions   = ["s3:ListBucket"]
+    resources = [local.lake_bucket_arn]
+
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = distinct(["${var.lake_prefix}*", "${local.changelog_prefix}*"])
+    }
   }
 
   statement {
@@ -108,10 +192,27 @@ data "aws_iam_policy_document" "loader" {
       "s3:AbortMultipartUpload",
       "s3:ListMultipartUploadParts",
     ]
-    resources = distinct([
-      "${local.lake_bucket_arn}/${var.lake_prefix}*",
-      "${local.lake_bucket_arn}/${local.changelog_prefix}*",
-    ])
+    resources = ["${local.lake_bucket_arn}/${var.lake_prefix}*"]
+  }
+
+  # A backfill appends with delta-rs: new data files, then the next log version put if absent
+  # (aws_conditional_put): no rename, no delete. delta-rs's default post-commit hook would also
+  # delete log files past delta.logRetentionDuration; the append must turn that hook off
+  # (cleanup_expired_logs=False, as maintain does), or it meets the deny below.
+  statement {
+    sid       = "AppendToChangelog"
+    actions   = ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"]
+    resources = ["${local.lake_bucket_arn}/${local.changelog_prefix}*"]
+  }
+
+  # The changelog usually lies inside lake_prefix, whose grant above includes deletes: only the
+  # event source (`lakeinlet-poll maintain`) vacuums it. A deny wins over any grant, so a role
+  # holding both jobs' documents cannot vacuum the changelog either: give the jobs a role each.
+  statement {
+    sid       = "NeverDeleteInTheChangelog"
+    effect    = "Deny"
+    actions   = ["s3:DeleteObject", "s3:DeleteObjectVersion"]
+    resources = ["${local.lake_bucket_arn}/${local.changelog_prefix}*"]
   }
 
   # A bucket-level action, so on the bucket ARN: the committer asks only for uploads under the
@@ -124,36 +225,53 @@ data "aws_iam_policy_document" "loader" {
 
   # --catalog glue:DB.TABLE (lakeinlet/incremental/registry/glue.py): GetTable on every run,
   # CreateTable/UpdateTable when the table or its schema is new, BatchCreatePartition for Hudi's
-  # partitions, Get/CreateDatabase for a database that does not exist yet. Glue authorises table
-  # calls on the catalog, the database and the table ARN together.
+  # partitions, Get/CreateDatabase for a database that does not exist yet. Glue authorises a
+  # table call on the catalog, the database and the table ARN together (its documented minimum for
+  # CreateTable names all three), so the table actions keep the database ARN; the database
+  # actions never reach a table.
   dynamic "statement" {
     for_each = length(var.glue_databases) > 0 ? [1] : []
     content {
-      sid = "RegisterTablesInGlue"
-      actions = [
-        "glue:GetDatabase",
-        "glue:CreateDatabase",
-        "glue:GetTable",
-        "glue:CreateTable",
-        "glue:UpdateTable",
-        "glue:BatchCreatePartition",
-      ]
-      resources = concat(
-        ["arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:catalog"],
-        [for db in var.glue_databases : "arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:database/${db}"],
-        [for db in var.glue_databases : "arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:table/${db}/*"],
-      )
+      sid       = "ReadOrCreateGlueDatabases"
+      actions   = ["glue:GetDatabase", "glue:CreateDatabase"]
+      resources = concat([local.glue_catalog_arn], local.glue_database_arns)
+    }
+  }
+
+  dynamic "statement" {
+    for_each = length(var.glue_databases) > 0 ? [1] : []
+    content {
+      sid       = "RegisterTablesInGlue"
+      actions   = ["glue:GetTable", "glue:CreateTable", "glue:UpdateTable", "glue:BatchCreatePartition"]
+      resources = concat([local.glue_catalog_arn], local.glue_database_arns, local.glue_table_arns)
     }
   }
 
   # --after-load (lakeinlet/incremental/cleanup.py): a conditional delete (If-Match, which also
   # needs the s3:GetObject granted above) of each source object version loaded; to archive, a copy
-  # of that exact version first.
+  # of that exact version first. A delete without If-Match is refused (S3's documented form, Null
+  # s3:if-match false): it would remove an object overwritten since it was loaded. The
+  # preconditions on the event queue keep source_prefix off the lake.
   dynamic "statement" {
     for_each = var.after_load != "off" ? [1] : []
     content {
       sid       = "CleanUpLoadedSources"
-      actions   = concat(["s3:DeleteObject"], local.archiving ? ["s3:GetObjectVersion"] : [])
+      actions   = ["s3:DeleteObject"]
+      resources = ["${local.bucket_arn}/${var.source_prefix}*"]
+
+      condition {
+        test     = "Null"
+        variable = "s3:if-match"
+        values   = ["false"]
+      }
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.archiving ? [1] : []
+    content {
+      sid       = "ReadLoadedVersions"
+      actions   = ["s3:GetObjectVersion"]
       resources = ["${local.bucket_arn}/${var.source_prefix}*"]
     }
   }
@@ -176,8 +294,24 @@ data "aws_iam_policy_document" "loader" {
       sid       = "ListSourceArchive"
       actions   = ["s3:ListBucket"]
       resources = ["arn:${local.partition}:s3:::${local.archive_bucket}"]
+
+      dynamic "condition" {
+        for_each = local.archive_prefix != "" ? [1] : []
+        content {
+          test     = "StringLike"
+          variable = "s3:prefix"
+          values   = ["${local.archive_prefix}*"]
+        }
+      }
     }
   }
+}
+
+locals {
+  glue_arn           = "arn:${local.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}"
+  glue_catalog_arn   = "${local.glue_arn}:catalog"
+  glue_database_arns = [for db in var.glue_databases : "${local.glue_arn}:database/${db}"]
+  glue_table_arns    = [for db in var.glue_databases : "${local.glue_arn}:table/${db}/*"]
 }
 
 # --after-load archive:s3://BUCKET/PREFIX → the archive's bucket and key prefix (PREFIX/ or "").

@@ -97,9 +97,20 @@ variable "event_types" {
 }
 
 variable "source_prefix" {
-  description = "Only keys under this prefix are notified, and the loader may read only these keys. Empty: the whole bucket."
+  description = "Only keys under this prefix are notified, and the loader may read (and with after_load, clean up) only these keys. Empty: the whole bucket, which the module refuses while the lake is in the landing bucket (the default): the notification would cover lakeinlet's own changelog and tables. Must not nest with lake_prefix or changelog_prefix (one a prefix of the other) in the same bucket."
   type        = string
   default     = ""
+}
+
+variable "queue_sender_arns" {
+  description = "IAM principals (ARNs, wildcards allowed) that may send to the event queue besides the bucket or topic. Every other IAM principal, of this account or another, is denied sqs:SendMessage there; no lakeinlet job needs it (`lakeinlet-poll --poison dlq` sends to the DLQ). Name, e.g., the role that moves dead letters back with StartMessageMoveTask, which sends as its caller."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for arn in var.queue_sender_arns : can(regex("^arn:[a-z-]+:iam::[0-9]{12}:", arn))])
+    error_message = "queue_sender_arns: IAM principal ARNs such as arn:aws:iam::123456789012:role/dlq-redrive."
+  }
 }
 
 variable "source_suffix" {
@@ -127,13 +138,18 @@ variable "sns_raw_message_delivery" {
 }
 
 variable "sns_kms_master_key_id" {
-  description = "With sns_fanout: customer-managed KMS key for the topic. S3 cannot publish to a topic encrypted with the AWS-managed key alias/aws/sns; the key policy must let s3.amazonaws.com use kms:GenerateDataKey* and kms:Decrypt. Null: the topic is not encrypted."
+  description = "With sns_fanout: the topic is always encrypted (SSE-KMS). Null: the module creates a customer-managed key (rotated yearly; about 1 USD a month plus requests, and a 30-day waiting period when destroyed) whose policy lets S3 encrypt for this topic only. Or name your own customer-managed key: its policy must let s3.amazonaws.com use kms:GenerateDataKey and kms:Decrypt. Not the AWS-managed alias/aws/sns: S3 cannot publish to a topic encrypted with it, and its policy cannot be changed."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.sns_kms_master_key_id == null || !endswith(coalesce(var.sns_kms_master_key_id, "-"), "alias/aws/sns")
+    error_message = "sns_kms_master_key_id: S3 cannot publish to a topic encrypted with the AWS-managed key alias/aws/sns. Leave it null (the module creates a key S3 may use) or name a customer-managed key."
+  }
 }
 
 variable "lake_bucket_name" {
-  description = "Bucket of the lake (changelog, target tables, ledger). Null: the landing bucket. The module does not manage it: give it a lifecycle rule with abort_incomplete_multipart_upload (as examples/s3-to-sqs does), or the uncompleted multipart uploads of a killed loader (Spark writes through the S3A magic committer) are kept and billed."
+  description = "Bucket of the lake (changelog, target tables, ledger). Null: the landing bucket, where lake_prefix and changelog_prefix must then not nest with source_prefix (so source_prefix must be set). The module does not manage it: give it a lifecycle rule with abort_incomplete_multipart_upload (as examples/s3-to-sqs does), or the uncompleted multipart uploads of a killed loader (Spark writes through the S3A magic committer) are kept and billed."
   type        = string
   default     = null
 }

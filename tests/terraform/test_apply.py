@@ -97,13 +97,23 @@ def test_queue_has_the_local_stack_settings(applied: Applied) -> None:
     assert applied.out["queue_settings"] == settings.as_dict()
 
 
+# Statements only the Terraform policy has: the local stack leaves them out, since neither
+# emulator enforces a queue policy (test_plan.py checks their shape).
+TERRAFORM_ONLY = {"DenySendersOtherThanTheSource"}
+
+
 def test_queue_policy_is_the_local_stack_policy(applied: Applied) -> None:
-    attrs = applied.client("sqs").get_queue_attributes(
-        QueueUrl=applied.out["queue_url"], AttributeNames=["Policy"])["Attributes"]
+    sqs = applied.client("sqs")
+    attrs = sqs.get_queue_attributes(QueueUrl=applied.out["queue_url"],
+                                     AttributeNames=["Policy"])["Attributes"]
     bucket_arn = f"arn:aws:s3:::{applied.bucket}"
-    local = queue_policy(applied.out["queue_arn"], "s3.amazonaws.com", bucket_arn)
-    assert normalise(json.loads(attrs["Policy"])) == normalise(local)
-    assert normalise(json.loads(applied.out["queue_policy_json"])) == normalise(local)
+    local = normalise(queue_policy(applied.out["queue_arn"], "s3.amazonaws.com", bucket_arn))
+    for policy in (json.loads(attrs["Policy"]), json.loads(applied.out["queue_policy_json"])):
+        found = normalise(policy)
+        assert set(found) - set(local) == TERRAFORM_ONLY
+        assert {sid: st for sid, st in found.items() if sid not in TERRAFORM_ONLY} == local
+    dlq = sqs.get_queue_attributes(QueueUrl=applied.out["dlq_url"], AttributeNames=["Policy"])
+    assert set(normalise(json.loads(dlq["Attributes"]["Policy"]))) == {"DenyInsecureTransport"}
 
 
 def test_bucket_notification_is_as_declared(applied: Applied) -> None:
@@ -122,6 +132,10 @@ def test_outputs_configure_the_jobs(applied: Applied) -> None:
     assert env["LAKEINLET__CHANGELOG__URI"] == applied.out["changelog_uri"]
     assert applied.out["changelog_uri"] == f"s3://{applied.bucket}/lakeinlet/changelog"
     assert env["LAKEINLET__FILTER__BUCKETS"] == applied.bucket
+    assert env["LAKEINLET__FILTER__LAKE"] == applied.out["lake_uri"]
+    load = applied.out["load_environment"]
+    assert (load["LAKEINLET__TABLES__CHANGELOG"], load["LAKEINLET__PLAN__PREFIX"]) == (
+        applied.out["changelog_uri"], SOURCE_PREFIX)
 
 
 def test_poll_and_load_run_on_the_provisioned_stack(applied: Applied) -> None:
@@ -197,9 +211,9 @@ def test_event_source_policy_allows_only_its_queue_and_changelog(applied: Applie
         sqs, s3 = (signed_client(s, applied.endpoint, keys) for s in ("sqs", "s3"))
         seen = _event_source_outcomes(sqs, s3, applied.endpoint, probe)
     allowed = {"receive", "get queue attributes", "change visibility", "delete", "write the changelog",
-               "move a poison message to the DLQ"}
+               "vacuum the changelog", "move a poison message to the DLQ"}
     assert seen == {name: "allowed" if name in allowed else "denied" for name in seen}
-    assert len(seen) == 12
+    assert len(seen) == 13
 
 
 def _event_source_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> dict[str, str]:
@@ -213,6 +227,8 @@ def _event_source_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> di
             QueueUrl=q, ReceiptHandle=received["Messages"][0]["ReceiptHandle"]),
         "write the changelog": lambda: s3.put_object(
             Bucket=probe.bucket, Key="lakeinlet/changelog/_probe", Body=b"x"),
+        "vacuum the changelog": lambda: s3.delete_object(Bucket=probe.bucket,
+                                                         Key="lakeinlet/changelog/_probe"),
         "send to the queue": lambda: sqs.send_message(QueueUrl=q, MessageBody="{}"),
         "move a poison message to the DLQ": lambda: sqs.send_message(QueueUrl=probe.dlq_url,
                                                                      MessageBody="{}"),
@@ -234,9 +250,9 @@ def test_loader_policy_allows_only_its_prefixes(applied: Applied, probe: Probe) 
         sqs, s3 = (signed_client(s, applied.endpoint, keys) for s in ("sqs", "s3"))
         seen = _loader_outcomes(sqs, s3, applied.endpoint, probe)
     allowed = {"read a notified object", "list for a backfill", "write the lake", "read the lake",
-               "delete in the lake", "read the changelog"}
+               "delete in the lake", "read the changelog", "append to the changelog"}
     assert seen == {name: "allowed" if name in allowed else "denied" for name in seen}
-    assert len(seen) == 13
+    assert len(seen) == 15
 
 
 def _loader_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> dict[str, str]:
@@ -249,6 +265,11 @@ def _loader_outcomes(sqs: Any, s3: Any, endpoint: str, probe: Probe) -> dict[str
         "delete in the lake": lambda: s3.delete_object(Bucket=probe.bucket, Key=lake_key),
         "read the changelog": lambda: s3.list_objects_v2(Bucket=probe.bucket,
                                                          Prefix="lakeinlet/changelog/"),
+        "append to the changelog": lambda: s3.put_object(
+            Bucket=probe.bucket, Key="lakeinlet/changelog/_loader_probe", Body=b"x"),
+        # Only the event source vacuums the changelog (an explicit deny: the lake grant covers it).
+        "delete in the changelog": lambda: s3.delete_object(Bucket=probe.bucket,
+                                                            Key="lakeinlet/changelog/_loader_probe"),
         "read outside the source prefix": lambda: s3.get_object(Bucket=probe.bucket,
                                                                 Key=probe.unnotified_key),
         "write the landing prefix": lambda: s3.put_object(

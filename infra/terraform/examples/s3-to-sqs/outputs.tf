@@ -48,6 +48,11 @@ output "poll_environment" {
   value       = module.lakeinlet.poll_environment
 }
 
+output "load_environment" {
+  description = "Environment for lakeinlet-load."
+  value       = module.lakeinlet.load_environment
+}
+
 output "queue_settings" {
   description = "Applied queue settings keyed like lakeinlet.queue_settings.QueueSettings."
   value       = module.lakeinlet.queue_settings
