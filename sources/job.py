@@ -94,7 +94,7 @@ def _guarded(body: Callable[[], object], what: str) -> int:
     try:
         body()
     except ConfigError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        logs.say(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     except TerminalError as exc:
         logs.event(log, f"{what} failed", logging.ERROR, error=str(exc), kind=type(exc).__name__)
@@ -109,7 +109,7 @@ def status_main(argv: Sequence[str]) -> int:
     """`lakeinlet-poll status`: queue depth, in-flight, DLQ depth and the changelog head."""
     parser = build_parser(StatusConfig, "status", status_main.__doc__ or "",
                           usage=USAGES["status"])
-    return _guarded(lambda: print(status_text(resolve(StatusConfig, parser.parse_args(argv)))),
+    return _guarded(lambda: logs.say(status_text(resolve(StatusConfig, parser.parse_args(argv)))),
                     "status")
 
 
@@ -128,9 +128,9 @@ bytes before and after."""
         logs.setup(config.log.log_format, config.log.log_level)
         report = maintain(config.maintain, config.aws)
         if config.log.log_format == "json":
-            print(json.dumps(dataclasses.asdict(report), default=str))
+            logs.say(json.dumps(dataclasses.asdict(report), default=str))
         else:
-            print("\n".join(report.lines()))
+            logs.say("\n".join(report.lines()))
     return _guarded(body, "maintain")
 
 

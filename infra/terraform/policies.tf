@@ -267,6 +267,18 @@ data "aws_iam_policy_document" "loader" {
     }
   }
 
+  # On a versioned bucket the loaded version is deleted by its version id: that names the exact
+  # bytes loaded, so an overwrite (a newer version) is never touched; S3 applies If-Match to the
+  # current version only, so this action carries no if-match condition.
+  dynamic "statement" {
+    for_each = var.after_load != "off" ? [1] : []
+    content {
+      sid       = "CleanUpLoadedVersions"
+      actions   = ["s3:DeleteObjectVersion"]
+      resources = ["${local.bucket_arn}/${var.source_prefix}*"]
+    }
+  }
+
   dynamic "statement" {
     for_each = local.archiving ? [1] : []
     content {

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
+from deltalake.transaction import PostCommitHookProperties
 
 from lakeinlet import fast_paths
 from lakeinlet.aws import AwsSection
@@ -34,6 +35,9 @@ _TS = CHANGELOG_SCHEMA.field("event_time").type
 # pollers and a backfill on one changelog) it can lose every one of those races. Each append gets
 # more tries, then a few more rounds after a random pause (tests/unit/test_changelog_append_retry.py).
 COMMIT_RETRIES, COMMIT_ROUNDS, ROUND_PAUSE_S = 50, 5, 0.5
+KEEP_LOGS = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=False)
+"""An append writes log checkpoints but deletes no old log file: the loader appends here (backfill)
+under a role that may not delete in the changelog, and its history is `maintain`'s to keep."""
 
 
 def changelog_table(rows: list[ReceivedEvent]) -> pa.Table:
@@ -115,7 +119,8 @@ class DeltaChangelog:
             try:
                 write_deltalake(self.uri, data, mode="append",
                                 partition_by=CHANGELOG_PARTITION_BY, configuration=TABLE_PROPERTIES,
-                                storage_options=self._options, commit_properties=props)
+                                storage_options=self._options, commit_properties=props,
+                                post_commithook_properties=KEEP_LOGS)
                 break
             except CommitFailedError:  # no version taken: every try found its version written
                 if round_ == COMMIT_ROUNDS:

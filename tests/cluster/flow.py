@@ -13,7 +13,7 @@ START, END = "<!-- cluster-flow:start -->", "<!-- cluster-flow:end -->"
 ARCHIVE_OPT = "--archives lakeinlet-env.tar.gz#environment"
 EXECUTOR_PY_ARCHIVE = "spark.pyspark.python=./environment/bin/python"
 EXECUTOR_PY_VENV = 'spark.pyspark.python="$VENV/bin/python"'
-VARIABLES = ("VENV", "MASTER", "QUEUE_URL", "LAKE", "ICEBERG_CATALOG", "ICEBERG_CATALOG_URI")
+VARIABLES = ("VENV", "MASTER", "QUEUE_URL", "BUCKET", "LAKE", "ICEBERG_CATALOG", "ICEBERG_CATALOG_URI")
 """What the block expects from its environment (the tier sets exactly these, plus the emulator's)."""
 
 

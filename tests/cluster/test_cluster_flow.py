@@ -46,10 +46,9 @@ class Lake:
     rest_uri: str = ""
 
     def variables(self) -> dict[str, str]:
-        # the bucket allow-list as Terraform's poll_environment sets it (the block passes no --bucket)
-        return {"QUEUE_URL": self.stack.queue_url, "LAKE": self.lake, "ICEBERG_CATALOG": "rest",
-                "ICEBERG_CATALOG_URI": self.rest_uri, "LAKEINLET__HUDI__LEASE_SECONDS": LEASE_SECONDS,
-                "LAKEINLET__FILTER__BUCKETS": self.stack.bucket}
+        return {"QUEUE_URL": self.stack.queue_url, "BUCKET": self.stack.bucket, "LAKE": self.lake,
+                "ICEBERG_CATALOG": "rest", "ICEBERG_CATALOG_URI": self.rest_uri,
+                "LAKEINLET__HUDI__LEASE_SECONDS": LEASE_SECONDS}
 
     def table_uri(self, target_format: str) -> str:
         return f"s3://{self.lake}/{TABLES[target_format]}"

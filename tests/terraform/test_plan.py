@@ -106,12 +106,14 @@ def test_the_loader_may_clean_up_sources_only_with_after_load(plans: dict[str, P
     def cleanup(run: str) -> dict[str, dict[str, Any]]:
         found = normalise(planned(plans, run).policy("loader_policy_json"))
         return {sid: s for sid, s in found.items() if sid in (
-            "CleanUpLoadedSources", "ReadLoadedVersions", "WriteSourceArchive", "ListSourceArchive")}
+            "CleanUpLoadedSources", "CleanUpLoadedVersions", "ReadLoadedVersions", "WriteSourceArchive",
+            "ListSourceArchive")}
 
     assert cleanup("landing_prefix") == {}
     sources = [f"arn:aws:s3:::{BUCKET}/incoming/*"]
-    [delete] = cleanup("glue_delete").values()
+    delete, by_version = cleanup("glue_delete").values()
     assert (delete["Action"], delete["Resource"]) == (["s3:DeleteObject"], sources)
+    assert (by_version["Action"], by_version["Resource"]) == (["s3:DeleteObjectVersion"], sources)
     found = cleanup("archive_fanout")
     assert (found["CleanUpLoadedSources"]["Action"], found["ReadLoadedVersions"]["Action"]) == (
         ["s3:DeleteObject"], ["s3:GetObjectVersion"])

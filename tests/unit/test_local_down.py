@@ -41,7 +41,7 @@ def _record(state: Path, pid: int, identity: str | None) -> None:
 def test_a_pid_that_names_another_process_is_not_killed(
         tmp_path: Path, processes: list[subprocess.Popen[bytes]], capsys: pytest.CaptureFixture[str]) -> None:
     other = _start(processes, "someone-elses-job")
-    _record(tmp_path, other.pid, "Mon Jan  1 00:00:00 2024 python -m lakeinlet.dev.moto_server -H 127.0.0.1 -p 5000")
+    _record(tmp_path, other.pid, f"Mon Jan  1 00:00:00 2024 python -m {emulator.MODULE} -H 127.0.0.1 -p 5000")
     assert main(["local", "down", "--state-dir", str(tmp_path)]) == 2
     assert other.poll() is None  # still running
     assert "is not the moto server" in capsys.readouterr().err
