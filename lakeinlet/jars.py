@@ -13,6 +13,8 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from lakeinlet import __version__
+
 WILDFLY = "org.wildfly.openssl:wildfly-openssl:2.2.5.Final"
 """s3a's optional OpenSSL binding (`fs.s3a.ssl.channel.mode` openssl or default; the default
 `default_jsse` never loads it), fetched only when asked (`--only s3a-openssl`). 2.2.5.Final: the
@@ -59,8 +61,17 @@ LINES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 """Jar groups per Spark line (major.minor): `s3a` for s3a:// reads (`s3a-openssl` beside it only
 when asked), one per table format, `delta-spark` for tests only."""
+WHEEL = f"dist/lakeinlet-{__version__}-py3-none-any.whl"
+"""The wheel `python -m build` writes in a checkout (lakeinlet is not on PyPI): what a hint installs."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install lakeinlet on one Spark line (`spark35`, `spark41`): its wheel with that extra."""
+    return f"pip install '{WHEEL}[{extra}]'"
+
+
 NOT_ON_LINE = {("4.1", "hudi"): "Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need "
-                                "Spark 3.5 (pip install 'lakeinlet[spark35]')"}
+                                f"Spark 3.5 (a virtualenv with lakeinlet's spark35 extra: {install_hint('spark35')})"}
 """Why a group is missing from a line: the one line a run on that line stops with."""
 ALL_GROUPS = tuple(dict.fromkeys(g for line in LINES.values() for g in line))
 
@@ -74,8 +85,8 @@ def line_of(version: str) -> str:
     line = ".".join(version.split(".")[:2])
     if line not in LINES:
         raise UnsupportedSpark(f"Spark {version} is not supported: lakeinlet runs on Spark "
-                               f"{' or '.join(f'{x}.x' for x in LINES)} (pip install 'lakeinlet[spark35]' "
-                               "or 'lakeinlet[spark41]')")
+                               f"{' or '.join(f'{x}.x' for x in LINES)} ({install_hint('spark35')} "
+                               "or [spark41])")
     return line
 
 
@@ -88,8 +99,8 @@ def installed_line() -> str:
     try:
         version = metadata.version("pyspark")
     except metadata.PackageNotFoundError:
-        raise UnsupportedSpark("pyspark is not installed: pip install 'lakeinlet[spark35]' or "
-                               "'lakeinlet[spark41]'") from None
+        raise UnsupportedSpark(f"pyspark is not installed: {install_hint('spark35')} or "
+                               "[spark41]") from None
     return line_of(version)
 
 
@@ -128,13 +139,24 @@ def jar_name(coordinate: str) -> str:
     return f"{artifact}-{version}.jar"
 
 
-def default_dir() -> Path:
-    """Where jars live: $LAKEINLET_JARS, else the user's cache (`$XDG_CACHE_HOME/lakeinlet/jars`,
-    `~/.cache/lakeinlet/jars`): never a folder found relative to the source tree or the working one."""
+CACHE_FOLDERS = {"3.5": "jars", "4.1": "jars-spark4"}
+"""Each line's folder in the user's cache (`make test-spark4` uses the same): the 4.1 line's s3a
+jars (613 MB) never land beside the 3.5 line's."""
+
+
+def default_dir(line: str | None = None) -> Path:
+    """Where jars live: $LAKEINLET_JARS, else the user's cache, one folder per Spark line (default:
+    the installed pyspark's): `$XDG_CACHE_HOME/lakeinlet/jars` (`~/.cache/lakeinlet/jars`) for 3.5,
+    `…/jars-spark4` for 4.1; never a folder found relative to the source tree or the working one."""
     if os.environ.get(ENV):
         return Path(os.environ[ENV])
+    if line is None:
+        try:
+            line = installed_line()
+        except UnsupportedSpark:
+            line = "3.5"
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "lakeinlet" / "jars"
+    return cache / "lakeinlet" / CACHE_FOLDERS[line]
 
 
 def missing(dest: Path, group: str, line: str | None = None) -> list[str]:
@@ -233,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dest", type=Path, default=None,
                         help=f"folder for the jars, one sub-folder per group (default: ${ENV}, else "
-                             "~/.cache/lakeinlet/jars)")
+                             "~/.cache/lakeinlet/jars on Spark 3.5, ~/.cache/lakeinlet/jars-spark4 on 4.1)")
     parser.add_argument("--only", action="append", choices=ALL_GROUPS, metavar="GROUP",
                         help=f"fetch only this group (repeatable; one of {', '.join(ALL_GROUPS)}; "
                              f"default: every group of the Spark line but {', '.join(OPTIONAL_GROUPS)})")
@@ -254,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.packages:
             print(submit_flags(args.only or [g for g in RUNTIME_GROUPS if g in LINES[line]], line))
             return 0
-        dest = args.dest or default_dir()
+        dest = args.dest or default_dir(line)
         for group in args.only or [g for g in LINES[line] if g not in OPTIONAL_GROUPS]:
             fresh = bool(missing(dest, group, line))
             jars = fetch(dest, group, line=line)

@@ -66,7 +66,7 @@ def test_spark_4_takes_scala_2_13_hadoop_3_4_jars_and_has_no_hudi(capsys: pytest
     assert jars.main(["--only", "hudi", "--spark", "4.1"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "lakeinlet jars: Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need Spark 3.5 "
-        "(pip install 'lakeinlet[spark35]')"]
+        "(a virtualenv with lakeinlet's spark35 extra: pip install 'dist/lakeinlet-0.1.0-py3-none-any.whl[spark35]')"]
     assert jars.main(["--packages", "--spark", "4.1"]) == 0  # the line's runtime groups: s3a, iceberg
     assert "hudi" not in capsys.readouterr().out
 
@@ -97,9 +97,12 @@ def test_default_dir_is_the_user_cache_unless_the_environment_says(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("LAKEINLET_JARS", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert jars.default_dir() == tmp_path / "lakeinlet" / "jars"  # not the checkout, not the cwd
+    assert jars.default_dir("3.5") == tmp_path / "lakeinlet" / "jars"  # not the checkout, not the cwd
+    # each line its own folder: the 4.1 line's jars never land beside the 3.5 line's (as make test-spark4)
+    assert jars.default_dir("4.1") == tmp_path / "lakeinlet" / "jars-spark4"
+    assert jars.default_dir() == jars.default_dir(jars.installed_line())
     monkeypatch.setenv("LAKEINLET_JARS", "/x/jars")
-    assert jars.default_dir() == Path("/x/jars")
+    assert jars.default_dir() == jars.default_dir("4.1") == Path("/x/jars")
 
 
 def test_a_group_folder_gives_only_the_groups_a_run_needs(tmp_path: Path) -> None:
