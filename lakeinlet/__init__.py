@@ -12,6 +12,15 @@ __version__ = "0.1.0"
 """The source tree's version; what is installed is `installed_version()` (from the dist's metadata)."""
 
 
+WHEEL = f"dist/lakeinlet-{__version__}-py3-none-any.whl"
+"""The wheel `python -m build` writes in a checkout (lakeinlet is not on PyPI): what hints install."""
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs lakeinlet with `extra` (e.g. `spark35`, `local`): its wheel."""
+    return f"pip install '{WHEEL}[{extra}]'"
+
+
 def installed_version() -> str:
     """The installed distribution's version (its metadata), or `__version__` plus a note when
     lakeinlet runs from a source tree that was never installed."""

@@ -13,7 +13,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from lakeinlet import __version__
+from lakeinlet import install_hint
 
 WILDFLY = "org.wildfly.openssl:wildfly-openssl:2.2.5.Final"
 """s3a's optional OpenSSL binding (`fs.s3a.ssl.channel.mode` openssl or default; the default
@@ -61,17 +61,9 @@ LINES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 """Jar groups per Spark line (major.minor): `s3a` for s3a:// reads (`s3a-openssl` beside it only
 when asked), one per table format, `delta-spark` for tests only."""
-WHEEL = f"dist/lakeinlet-{__version__}-py3-none-any.whl"
-"""The wheel `python -m build` writes in a checkout (lakeinlet is not on PyPI): what a hint installs."""
-
-
-def install_hint(extra: str) -> str:
-    """How to install lakeinlet on one Spark line (`spark35`, `spark41`): its wheel with that extra."""
-    return f"pip install '{WHEEL}[{extra}]'"
-
-
 NOT_ON_LINE = {("4.1", "hudi"): "Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need "
-                                f"Spark 3.5 (a virtualenv with lakeinlet's spark35 extra: {install_hint('spark35')})"}
+                                "Spark 3.5 (a virtualenv with lakeinlet's spark35 extra: "
+                                f"{install_hint('spark35')})"}
 """Why a group is missing from a line: the one line a run on that line stops with."""
 ALL_GROUPS = tuple(dict.fromkeys(g for line in LINES.values() for g in line))
 

@@ -14,6 +14,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
+from lakeinlet import install_hint
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.events import WANTED
 from lakeinlet.queue_settings import DEFAULT_QUEUE_SETTINGS, QueueSettings
@@ -70,7 +71,8 @@ class MotoServer:
         """
         if importlib.util.find_spec("moto") is None:
             raise MotoMissing("the local stack runs moto's server, which is not installed in "
-                              f"{sys.executable}: install it with `pip install 'lakeinlet[local]'`")
+                              f"{sys.executable}: install lakeinlet with its local extra "
+                              f"(`{install_hint('local')}`)")
         out = open(self._log, "ab") if self._log else subprocess.DEVNULL  # noqa: SIM115
         self._proc = subprocess.Popen(
             [sys.executable, "-m", MODULE, "-H", "127.0.0.1", "-p", str(self.port)],
