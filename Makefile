@@ -18,7 +18,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Tests and the demo keep Spark's driver on loopback (override for a real cluster).
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install jars demo test test-spark4 test-all lint unit bench bench-lines chaos docs checkov terraform clean
+.PHONY: install jars demo test test-spark4 test-all lint unit bench bench-lines chaos docs docs-check checkov terraform clean
 
 install: $(STAMP)
 
@@ -29,7 +29,7 @@ define venv
 	@command -v mvn >/dev/null || { echo "Maven is needed to fetch Spark's jars from Maven Central: install it (e.g. apt-get install maven)"; exit 2; }
 	$(PYTHON) -m venv $(1)
 	$(1)/bin/python -m pip install --quiet --upgrade pip
-	$(1)/bin/python -m pip install --quiet -e '.[dev,notebooks,$(2)]'
+	$(1)/bin/python -m pip install --quiet -e '.[dev,notebooks,docs,$(2)]'
 	@touch $(1)/.installed-stamp
 endef
 
@@ -48,8 +48,8 @@ demo: install
 	$(BIN)/lakeinlet jars --dest $(JARS) --only s3a --only hudi --only iceberg
 	$(BIN)/python -m lakeinlet.dev.demo
 
-lint: install
-	$(BIN)/ruff check lakeinlet sources incremental chaos tests bench
+lint: install docs-check
+	$(BIN)/ruff check lakeinlet sources incremental chaos tests bench docgen docs/samples
 	$(BIN)/mypy chaos
 	@# mypy cannot follow the package-dir map (sources/ is lakeinlet.sources): check the package
 	@# through a tree of links shaped as it is installed.
@@ -123,8 +123,18 @@ chaos: install jars
 	$(BIN)/python -m chaos ensure >/dev/null
 	$(BIN)/python -m chaos.campaign --seed $(SEED) --runs $(RUNS) --minutes $(MINUTES)
 
+# The docs site: the generated pages (reference, performance) rewritten from the code and bench/results/,
+# then the site built into site/ (`python -m http.server -d site --bind 127.0.0.1` to look at it).
+export NO_MKDOCS_2_WARNING := 1
 docs: install
-	$(BIN)/lakeinlet config-reference --update README.md
+	$(BIN)/python -m docgen
+	$(BIN)/mkdocs build --strict
+
+# In `make lint` (so in `make test`): the site builds with no broken link or missing page, and no
+# generated page is stale (tests/unit/test_docs_reference.py says the same in the fast tier).
+docs-check: install
+	$(BIN)/python -m docgen --check
+	$(BIN)/mkdocs build --strict --quiet --site-dir .site-check
 
 clean:
-	rm -rf $(VENV) $(VENV4) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache   # the jar caches stay: `rm -rf $(JARS) $(JARS4)`
+	rm -rf $(VENV) $(VENV4) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache site .site-check   # the jar caches stay: `rm -rf $(JARS) $(JARS4)`

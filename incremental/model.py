@@ -40,7 +40,7 @@ class Position:
         return cls(int(doc["complete"]), int(doc.get("offset", 0)))
 
     def __str__(self) -> str:
-        """What users read (README, "Positions"): `3` (through version 3), `4@8` (through version
+        """What users read (docs/concepts/positions.md): `3` (through version 3), `4@8` (through version
         3 and the first 8 rows of version 4), `start` (nothing consumed)."""
         if self.offset:
             return f"{self.complete + 1}@{self.offset}"

@@ -207,7 +207,7 @@ class CleanupSection:
         "the exact version loaded of each source object the ledger records `loaded` at least "
         "--after-load-retention-hours ago; once each, recorded in `<ledger>_cleanup`. Never an "
         "object filtered, set aside, missing, loaded with malformed records, or overwritten since "
-        "its load. Needs S3 permissions on the sources and the archive (README: \"Cleaning up "
+        "its load. Needs S3 permissions on the sources and the archive (docs: \"Cleaning up "
         "sources after load\").",
         metavar="off|delete|archive:S3-URI")
     after_load_retention_hours: float = setting(

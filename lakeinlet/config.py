@@ -232,7 +232,7 @@ def _load_toml(path: str | None) -> dict[str, Any]:
 
 
 def reference_markdown(config_cls: type, title: str, sections: tuple[str, ...] | None = None) -> str:
-    """The configuration reference of one job as a Markdown table (for the README); `sections`:
+    """The configuration reference of one job as a Markdown table (for the docs); `sections`:
     only those sections' settings."""
     lines = [f"#### {title}", "", "| flag | environment | default | what it does |",
              "| --- | --- | --- | --- |"]

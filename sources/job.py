@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import logging
@@ -85,9 +86,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status_main(args_list[1:])
     if args_list[:1] == ["maintain"]:
         return maintain_main(args_list[1:])
-    parser = build_parser(SourceConfig, None, __doc__ or "", usage=POLL_USAGE, epilog=commands_epilog())
-    add_version_flag(parser)
+    parser = parsers()[None]
     return _guarded(lambda: run(resolve(SourceConfig, parser.parse_args(args_list))), "poll")
+
+
+def parsers() -> dict[str | None, argparse.ArgumentParser]:
+    """The parser of each command: None (poll), `status`, `maintain` (the CLI reference's source)."""
+    poll = build_parser(SourceConfig, None, __doc__ or "", usage=POLL_USAGE, epilog=commands_epilog())
+    add_version_flag(poll)
+    return {None: poll,
+            "status": build_parser(StatusConfig, "status", status_main.__doc__ or "", usage=USAGES["status"]),
+            "maintain": build_parser(MaintainConfig, "maintain", maintain_main.__doc__ or "",
+                                     usage=USAGES["maintain"])}
 
 
 def _guarded(body: Callable[[], object], what: str) -> int:
@@ -107,8 +117,7 @@ def _guarded(body: Callable[[], object], what: str) -> int:
 
 def status_main(argv: Sequence[str]) -> int:
     """`lakeinlet-poll status`: queue depth, in-flight, DLQ depth and the changelog head."""
-    parser = build_parser(StatusConfig, "status", status_main.__doc__ or "",
-                          usage=USAGES["status"])
+    parser = parsers()["status"]
     return _guarded(lambda: logs.say(status_text(resolve(StatusConfig, parser.parse_args(argv)))),
                     "status")
 
@@ -121,7 +130,7 @@ vacuum what compaction replaced once it is older than --retention-hours and no r
 (--loader-table for a Delta target, --loader-position for a Hudi or Iceberg one) can still read it:
 every file that a version after the oldest loader position references stays. Prints files and
 bytes before and after."""
-    parser = build_parser(MaintainConfig, "maintain", maintain_main.__doc__ or "", usage=USAGES["maintain"])
+    parser = parsers()["maintain"]
 
     def body() -> None:
         config = resolve(MaintainConfig, parser.parse_args(argv))

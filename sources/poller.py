@@ -1,6 +1,6 @@
 """The poll loop: receivers → one changelog commit per batch → deletes, pure orchestration over
 `ports`. A message is deleted only after the commit holding its rows succeeded, a poison message
-only after its copy reached the DLQ (`poison="dlq"`): README.md, "Guarantees". A batch's deletes
+only after its copy reached the DLQ (`poison="dlq"`): docs/concepts/guarantees.md. A batch's deletes
 run while the next batch fills; the receivers' count follows the backlog (`scaling`)."""
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ def reference_text() -> str:
 
 
 def config_reference(args: argparse.Namespace) -> int:
-    """Print the reference, or with --update rewrite the block between the README's markers."""
+    """Print the reference, or with --update rewrite the block between the markers of FILE."""
     text = reference_text()
     if not args.update:
         print(text)

@@ -60,7 +60,7 @@ class Results:
 
 @dataclass
 class Submitter:
-    """Runs the README block's commands from `cwd` (outside the checkout) with only its variables set."""
+    """Runs the block's commands from `cwd` (outside the checkout) with only its variables set."""
 
     flow: Flow
     venv: Path
@@ -127,7 +127,7 @@ def cluster_venv(request: pytest.FixtureRequest) -> Path:
 def submitter(cluster_venv: Path, standalone: StandaloneCluster, moto_server: MotoServer,
               tmp_path_factory: pytest.TempPathFactory) -> Submitter:
     conf_dir = tmp_path_factory.mktemp("spark-conf")
-    # Site settings kept in spark-defaults.conf, not on the README's command lines. Spark's own
+    # Site settings kept in spark-defaults.conf, not on the documented command lines. Spark's own
     # resolver chain puts ~/.m2 first, where Maven leaves POMs without their jars (`make jars`
     # fetches with -DexcludeTransitive): Ivy takes the POM and fails on the jar, so only Maven
     # Central is named (measured: `download failed: commons-codec#commons-codec;1.16.1!commons-codec.jar`).
@@ -150,7 +150,7 @@ def rest_catalog(moto_server: MotoServer, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture(scope="session")
 def packed_env(submitter: Submitter, results: Results) -> Path:
-    """The README's setup lines run once: venv-pack into the wheel's venv, the venv packed."""
+    """The block's setup lines run once: venv-pack into the wheel's venv, the venv packed."""
     t0 = time.monotonic()
     done = submitter.run(submitter.flow.script(*submitter.flow.setup))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]

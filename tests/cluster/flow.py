@@ -1,5 +1,6 @@
-"""infra/README.md's standalone-cluster block, parsed into the commands the cluster tier runs: the
-tier substitutes only variables (and, for loads without the archive, the two options that ship it)."""
+"""The standalone-cluster block of docs/deploy/standalone.md, parsed into the commands the cluster tier
+runs: the tier substitutes only variables (and, for loads without the archive, the two options that
+ship it)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "infra" / "README.md"
+PAGE = ROOT / "docs" / "deploy" / "standalone.md"
 START, END = "<!-- cluster-flow:start -->", "<!-- cluster-flow:end -->"
 ARCHIVE_OPT = "--archives lakeinlet-env.tar.gz#environment"
 EXECUTOR_PY_ARCHIVE = "spark.pyspark.python=./environment/bin/python"
@@ -36,7 +37,7 @@ class Flow:
         if archive:
             return cmd
         if cmd.count(ARCHIVE_OPT) != 1 or cmd.count(EXECUTOR_PY_ARCHIVE) != 1:
-            raise ValueError(f"{README}: the {target_format} load should name `{ARCHIVE_OPT}` and "
+            raise ValueError(f"{PAGE}: the {target_format} load should name `{ARCHIVE_OPT}` and "
                              f"`{EXECUTOR_PY_ARCHIVE}` once each (the tier swaps them), found:\n{cmd}")
         cmd = re.sub(r"[ \t]*" + re.escape(ARCHIVE_OPT) + r"[ \t]*\\\n", "", cmd)
         return cmd.replace(EXECUTOR_PY_ARCHIVE, EXECUTOR_PY_VENV)
@@ -47,7 +48,7 @@ class Flow:
 
 
 def block(text: str | None = None) -> str:
-    text = README.read_text(encoding="utf-8") if text is None else text
+    text = PAGE.read_text(encoding="utf-8") if text is None else text
     body = text.split(START, 1)[1].split(END, 1)[0].strip()
     return re.sub(r"^```\w*\n|\n```$", "", body).strip() + "\n"
 
@@ -64,7 +65,7 @@ def commands(text: str | None = None) -> list[str]:
             out.append(current.rstrip("\n"))
             current = ""
     if current:
-        raise ValueError(f"{README}: the cluster-flow block ends inside a continued command: {current!r}")
+        raise ValueError(f"{PAGE}: the cluster-flow block ends inside a continued command: {current!r}")
     return out
 
 
@@ -79,9 +80,9 @@ def parse(text: str | None = None) -> Flow:
     for cmd in loads:
         fmt = m.group(1) if (m := re.search(r"--target-format (\w+)", cmd)) else "delta"
         if fmt in by_format:
-            raise ValueError(f"{README}: two load commands for {fmt} in the cluster-flow block")
+            raise ValueError(f"{PAGE}: two load commands for {fmt} in the cluster-flow block")
         by_format[fmt] = cmd
     if len(polls) != 1 or sorted(by_format) != ["delta", "hudi", "iceberg"]:
-        raise ValueError(f"{README}: expected one poll and one load per format in the cluster-flow "
+        raise ValueError(f"{PAGE}: expected one poll and one load per format in the cluster-flow "
                          f"block, found {len(polls)} and {sorted(by_format)}")
     return Flow(tuple(prelude), tuple(setup), polls[0], by_format)

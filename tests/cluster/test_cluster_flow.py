@@ -1,5 +1,5 @@
-"""infra/README.md's standalone-cluster commands, run as written on a standalone cluster (two workers
-on 127.0.0.1) from a folder outside the checkout with the installed wheel, per target format: end to
+"""The commands of docs/deploy/standalone.md, run as written on a standalone cluster (two workers on
+127.0.0.1) from a folder outside the checkout with the installed wheel, per target format: end to
 end, an executor JVM killed during a load, the driver killed and the load run again. Rows exact."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""infra/README.md's standalone block and the cluster tier stay in step: the tier runs the block's own
+"""docs/deploy/standalone.md's block and the cluster tier stay in step: the tier runs the block's own
 lines, so this checks only what it cannot see by running them (no Spark, no network)."""
 
 from __future__ import annotations

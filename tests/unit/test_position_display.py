@@ -1,4 +1,4 @@
-"""Changelog positions as users read them (README, "Positions"): `3`, `4@8`, `start`; and as
+"""Changelog positions as users read them (docs/concepts/positions.md): `3`, `4@8`, `start`; and as
 numbers where a machine reads them (`checkpoint show --json`)."""
 
 from __future__ import annotations
