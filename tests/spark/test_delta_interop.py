@@ -1,6 +1,7 @@
 """Delta tables lakeinlet writes (target, changelog, ledger) read back by Delta's own engine
-(delta-spark 3.3 on the same Spark): after 100+ commits (so log checkpoints exist), partitioned,
-schema-evolved and after a reset. Whatever Spark-Delta rejects is a bug in lakeinlet."""
+(delta-spark on the same Spark): past a log checkpoint (each table's delta.checkpointInterval set
+low, so a dozen commits make one rather than a hundred), partitioned, schema-evolved and after a
+reset. Whatever Spark-Delta rejects is a bug in lakeinlet."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from deltalake import DeltaTable
 
 from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import AwsSection, client
+from lakeinlet.storage import storage_options
 from lakeinlet.dev.samples import make_rows
 from lakeinlet.incremental.model import RESET, Position
 from tests.conftest import received_rows
 from tests.spark.loader_helpers import make_config, new_lake, parquet_bytes, parts, put, record, target_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
-COMMITS = 105  # past delta.checkpointInterval (100): the log then starts from a checkpoint
+CHECKPOINT_INTERVAL = 10
+COMMITS = CHECKPOINT_INTERVAL + 2  # past the interval: each log then starts from a checkpoint
 
 
 def _delta_spark(spark: Any, uri: str) -> Any:
@@ -45,6 +49,9 @@ def test_delta_spark_reads_the_target_changelog_and_ledger(spark: Any, aws: AwsS
     wider = [r | {"region": "eu"} for r in make_rows(2, 3)]  # a new column
     record(p.changelog, [put(s3, landing, "b.parquet", parquet_bytes(wider))])
     p.loader().drain()
+    for uri in (p.target.uri, p.changelog.uri, p.ledger.uri):
+        DeltaTable(uri, storage_options=storage_options(aws, uri)).alter.set_table_properties(
+            {"delta.checkpointInterval": str(CHECKPOINT_INTERVAL)})
     for i in range(COMMITS):  # checkpoint-only commits (resets) make the log long, fast
         p.target.commit_position(Position(1), Position(1), f"interop {i}", RESET)
         p.ledger.append([], 1000 + i, f"b{i}")
