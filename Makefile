@@ -96,7 +96,8 @@ unit: install
 	$(BIN)/python -m pytest -m unit
 
 # Every benchmark's quick variant (figures and ratios against baselines measured in the same run);
-# drop --quick (python bench/<name>.py) for the full sizes the README's Performance section quotes.
+# drop --quick (python bench/<name>.py) for the full sizes docs/operate/performance.md quotes; --json PATH
+# writes a run's header (machine, date, load) and table, as bench/results/ keeps them.
 bench: install jars
 	$(BIN)/python bench/poller.py --quick
 	$(BIN)/python bench/loader_throughput.py --quick

@@ -19,6 +19,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from report import Run, add_json_flag  # noqa: E402
+
 from chaos.fault_log import FaultRecord, read_fault_log  # noqa: E402
 from chaos.jobs import job_env  # noqa: E402
 from chaos.observed import queue_left  # noqa: E402
@@ -414,6 +416,33 @@ def print_goals(rows: list[Row], n: int, queued: int, receivers: int = 4) -> Non
               "sequences above)")
 
 
+def json_rows(run: Run, rows: list[Row], n: int, bucket: str, receivers: int = 4) -> None:
+    """The run's table for --json: the poller's SQS cost, then each loader's S3 requests per object,
+    each beside the Hudi-style loop of the same run."""
+    poller, base = rows[0], rows[-1]
+    per_m = {r.name: cost(r.requests) * 1e6 / n for r in rows}
+    run.row(f"SQS requests ({n:,} queued events, drained by the poller with `--until-empty`)",
+            f"{per_receive(poller):.2f} messages per ReceiveMessage ({per_receive(poller, receivers):.2f} "
+            f"without the empty receives that end a drain); ${per_m[poller.name]:.2f} per million events",
+            f"a Hudi-style loop (5 a round, delete one by one, one HEAD each): {per_receive(base):.2f} "
+            f"messages per receive, ${per_m[base.name]:.2f}",
+            f"{cost(poller.requests) / cost(base.requests):.2f}x the cost",
+            poller=dict(poller.requests), loop=dict(base.requests))
+    for r in rows[1:-1]:
+        on, shared = r.s3_split(bucket)
+        both = on + shared
+        ops = ", ".join(f"{api.removesuffix('Object').upper()} {k / n:.2f}" for api, k in both.most_common(5))
+        seq = r.sequences(bucket).most_common(1)
+        run.row(f"S3 requests per loaded object, {r.name} ({n:,} Parquet objects, every request counted "
+                "from the proxy's log)",
+                f"{both.total() / n:.2f} ({ops}" + (f"; on each object {seq[0][0]}" if seq else "")
+                + f"), ${per_m[r.name]:.2f} per million events, {r.files} data files",
+                f"a Hudi-style loop (receive, HEAD, delete; loads nothing): ${per_m[base.name]:.2f} per "
+                f"million events; the poller: ${per_m[poller.name]:.2f}",
+                f"poller + loader {(cost(r.requests) + cost(poller.requests)) / cost(base.requests):.2f}x "
+                "the loop's cost", requests=dict(r.requests), files=r.files)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Each loader runs once per committer, each into its own table (Spark's default
     FileOutputCommitter and the S3A magic committer), with requests per data file written.
@@ -435,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting for every loader run (repeatable), e.g. "
                          "spark.hadoop.fs.s3a.input.stream.type=prefetch")
+    add_json_flag(ap)
     args = ap.parse_args(argv)
+    run = Run("Event source", ["api_cost.py", *(sys.argv[1:] if argv is None else argv)])
     committers = [c for c in args.committers.split(",") if c] or [""]
     if unknown := [c for c in committers if c and c not in COMMITTERS]:
         ap.error(f"--committers: expected some of {', '.join(COMMITTERS)}, found {', '.join(unknown)}")
@@ -463,6 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     print_per_file(rows, n)
     print_goals(rows, n, queued)
     print(f"\n{load()}")
+    json_rows(run, rows, n, stack.bucket)
+    run.write(args.json)
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
+from report import Run, add_json_flag
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.blind_append import DeltaAppender, LogState
@@ -107,9 +108,11 @@ def log_files(uri: str) -> int:
     return sum(1 for _ in (Path(uri) / "_delta_log").iterdir())
 
 
-def report_size(label: str, uri: str) -> None:
+def report_size(label: str, uri: str) -> tuple[int, int]:
+    """Print the table's data files and bytes; returns them."""
     use = storage(uri, AwsSection())
     print(f"{label:<34} {use.files:>7} data files {use.bytes / 1e6:>9.1f} MB, {log_files(uri)} log files")
+    return use.files, use.bytes
 
 
 def main() -> None:
@@ -118,7 +121,9 @@ def main() -> None:
     loader's first batch and in a running loader's later batches with 10 new versions each."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="100,000 events in 500 commits")
+    add_json_flag(parser)
     args = parser.parse_args()
+    report = Run("Event source")
     commits, per_commit = (500, 200) if args.quick else (5000, 200)
     print(f"load average at start: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -127,7 +132,7 @@ def main() -> None:
         build(short, TAIL, per_commit)
         head = int(DeltaTable(long).version())
         print(f"built {commits * per_commit:,} events in {commits} commits in {secs:.1f} s (head {head})")
-        report_size("changelog on storage", long)
+        before = report_size("changelog on storage", long)
         t_long, n_long = planning_read(long, head - TAIL)
         t_short, n_short = planning_read(short, -1)
         print(f"planning read, {TAIL} versions after the checkpoint: {commits} commits "
@@ -151,13 +156,22 @@ def main() -> None:
         code = codes[0]
         print(f"lakeinlet-poll maintain (loader at the head, --retention-hours 0): {secs:.1f} s, exit {code}")
         print("  " + out.getvalue().strip().replace("\n", "\n  "))
-        report_size("changelog on storage after", long)
+        compacted = report_size("changelog on storage after", long)
         after = int(DeltaTable(long).version())
         build(long, TAIL, per_commit, start=commits + 1)
         t_after, n_after = planning_read(long, after)
         print(f"planning read after maintain, {TAIL} new versions: {t_after * 1000:.0f} ms ({n_after} rows): "
               f"ratio {t_after / t_short:.2f}x to the {TAIL}-commit changelog")
     print(f"load average at end: {os.getloadavg()}")
+    report.row(f"months of history ({commits * per_commit:,} events in {commits:,} commits)",
+               f"newest {TAIL} versions read: {t_long * 1000:.0f} ms in a loader's first batch, "
+               f"{w_long * 1000:.0f} ms in a running loader; changelog {before[0]:,} files, "
+               f"{before[1] / 1e6:.1f} MB → {compacted[0]:,} files, {compacted[1] / 1e6:.1f} MB after "
+               f"`lakeinlet-poll maintain` ({secs:.1f} s)",
+               f"same reads of a {TAIL}-commit changelog: {t_short * 1000:.0f} ms, {w_short * 1000:.0f} ms",
+               f"{t_long / t_short:.2f}x, {w_long / w_short:.2f}x", first_batch_s=t_long, running_s=w_long,
+               short_first_batch_s=t_short, short_running_s=w_short, maintain_s=secs)
+    report.write(args.json)
 
 
 if __name__ == "__main__":

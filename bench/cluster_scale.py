@@ -20,6 +20,8 @@ from typing import Any
 
 import pyspark
 from loader_common import ROOT, bucket, put_many, record
+from report import Run as Report
+from report import add_json_flag
 
 from lakeinlet import jars
 from lakeinlet.aws import AwsSection, client
@@ -263,7 +265,7 @@ def med(runs: list[Run], pick: Any) -> float:
     return statistics.median(pick(r) for r in runs)
 
 
-def summary(fmt: str, runs: dict[int, list[Run]], files: int) -> None:
+def summary(fmt: str, runs: dict[int, list[Run]], files: int, mb: float, report: Report) -> None:
     """Medians per executor count, the 2w/1w ratio, and what does not split."""
     one, two = runs[1], runs[2]
     print(f"\n{fmt}: medians of {len(one)} pairs (phase: loader's time; jobs: seconds of it with a "
@@ -294,6 +296,17 @@ def summary(fmt: str, runs: dict[int, list[Run]], files: int) -> None:
               f"{med(rs, lambda r: r.busy_cores):.2f} of {os.cpu_count()} cores during the batch; moto "
               f"{med(rs, lambda r: r.moto_cpu_s):.1f} CPU s")
 
+    def side(rs: list[Run]) -> str:
+        total, jobs = med(rs, lambda r: r.total), med(rs, lambda r: r.job_s)
+        return (f"{files / total:.1f} objects/s, batch {total:.2f} s (Spark jobs {jobs:.2f} s, driver alone "
+                f"{total - jobs:.2f} s)")
+    report.row(f"the loader on a standalone cluster, one one-core executor against two ({files} narrow "
+               f"objects, {mb:.1f} MB, one batch into {fmt} after a warm-up batch; "
+               f"medians of {len(one)} pairs)",
+               f"2 executors: {side(two)}", f"1 executor: {side(one)}",
+               f"{t1 / t2:.2f}x (pairs {', '.join(f'{p:.2f}x' for p in pairs)})",
+               one_executor=[r.batch for r in one], two_executors=[r.batch for r in two])
+
 
 def parse_args() -> argparse.Namespace:
     line, on_line = jars.installed_line(), formats_on_line()
@@ -307,6 +320,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--target-file-mb", type=int, default=0,
                     help="the loader's --target-file-mb (default: the loader's own; a batch of 32 MiB "
                          "or more is written by up to a task per executor core either way)")
+    add_json_flag(ap)
     args = ap.parse_args()
     args.files = args.files or (40 if args.quick else 300)
     args.rows = args.rows or 20000
@@ -325,6 +339,7 @@ def main() -> None:
     continuously: a warm-up batch, then the measured objects in one batch appended to the table.
     An untimed load per executor count, then 1w, 2w, 1w, 2w…"""
     args = parse_args()
+    report = Report("Loader")
     os.environ.update(TEST_CREDENTIALS)  # this process's uploads and changelog commits to moto
     samples = make_files("parquet", args.files, args.rows)
     warm = make_files("parquet", WARM_FILES, args.rows, prefix="warm/")
@@ -377,7 +392,7 @@ def main() -> None:
                         assert isinstance(run, Run)
                         runs[n].append(run)
                         show(run, args.files)
-                summary(fmt, runs, args.files)
+                summary(fmt, runs, args.files, mb, report)
     finally:
         if rest is not None:
             rest.stop()
@@ -387,6 +402,7 @@ def main() -> None:
             jar.unlink()
         print(f"\nload average at end {' '.join(Path('/proc/loadavg').read_text().split()[:3])}; "
               f"executors left running: {len(left)}; logs and event logs in {scratch}")
+    report.write(args.json)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ are printed beside them, never asserted."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -21,6 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from loader_common import bucket, loader_config, put_many, record, stack, timed  # noqa: E402
+from report import Run, add_json_flag  # noqa: E402
 
 from lakeinlet.changelog.reader import DeltaChangelog  # noqa: E402
 from lakeinlet.dev.samples import make_files  # noqa: E402
@@ -96,7 +96,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--rows", type=int, default=200, help="rows per object (default 200)")
     ap.add_argument("--format", default="delta", choices=("delta", "iceberg", "hudi"))
     ap.add_argument("--repeat", type=int, default=3, help="full scans per table, median printed")
-    ap.add_argument("--json", metavar="PATH", help="also write the figures to PATH as JSON")
+    add_json_flag(ap)
     args = ap.parse_args(argv)
     args.batches = args.batches or (60 if args.quick else 720)
     return args
@@ -104,6 +104,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
+    report = Run("Loader")
     n = args.batches * args.objects
     files = make_files("parquet", n, args.rows)
     mb = sum(len(f.body) for f in files) / 1e6
@@ -150,10 +151,19 @@ def main() -> None:
           f"{os.getloadavg()[0]:.2f}")
     if any(s.rows != base.rows for s in sides):
         print("ROWS DIFFER between sides: " + ", ".join(f"{s.name}={s.rows}" for s in sides))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"format": args.format, "batches": args.batches,
-                                               "objects": args.objects, "rows": args.rows,
-                                               "sides": [vars(s) for s in sides]}, indent=2) + "\n")
+    unsized, unsized_m, sized, sized_m = sides
+
+    def scans(before: Side, after: Side) -> str:
+        return (f"{before.files:,} files, {before.bytes / MIB:.1f} MiB, full scan {before.scan_s:.2f} s; "
+                f"after `maintain` ({after.maintain_s:.1f} s): {after.files:,} file(s), "
+                f"full scan {after.scan_s:.2f} s")
+    report.row(f"{args.batches} batches × {args.objects} Parquet objects × {args.rows} rows into "
+               f"{args.format}", f"`--target-file-mb 128`: {scans(sized, sized_m)}",
+               f"without sizing: {scans(unsized, unsized_m)}",
+               f"scans: sizing alone {base.scan_s / sized.scan_s:.1f}x faster, sizing + `maintain` "
+               f"{base.scan_s / sized_m.scan_s:.1f}x; loading with sizing "
+               f"{base.load_s / sized.load_s:.2f}x as fast", sides=[vars(s) for s in sides])
+    report.write(args.json)
 
 
 def _slug(name: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from loader_common import ROOT
+from report import Run, add_json_flag
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.dev.emulator import TEST_CREDENTIALS, MotoServer, provision
@@ -99,7 +100,10 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=3.0, help="minutes of arrivals per format")
     ap.add_argument("--rate", type=float, default=1.0, help="objects per second")
     ap.add_argument("--formats", default="delta,hudi,iceberg")
+    add_json_flag(ap)
     args = ap.parse_args()
+    report = Run("Loader")
+    found: dict[str, dict[str, float]] = {}
     minutes = 1.0 if args.quick else args.minutes
     os.environ.update(TEST_CREDENTIALS)
     os.environ.setdefault("LAKEINLET_JARS", str(ROOT / ".jars"))
@@ -117,6 +121,15 @@ def main() -> None:
             p95 = done[int(0.95 * (len(done) - 1))] if done else float("nan")
             print(f"{fmt:<8} {startup:>10.1f} {len(lat):>8} {statistics.median(done):>7.1f} "
                   f"{p95:>7.1f} {max(done):>7.1f} {len(lat) - len(done):>9}")
+            found[fmt] = {"startup_s": startup, "p50_s": statistics.median(done), "p95_s": p95,
+                          "max_s": max(done), "objects": len(lat), "not_seen": len(lat) - len(done)}
+    seen = ", ".join(f"{f.title()} {v['p50_s']:.1f}/{v['p95_s']:.1f}/{v['max_s']:.1f} s"
+                     for f, v in found.items())
+    startups = ", ".join(f"{f.title()} {v['startup_s']:.0f} s" for f, v in found.items())
+    report.row(f"freshness, {args.rate:g} object/s, both jobs `--continuous`",
+               f"PUT → rows visible to another engine, p50/p95/max: {seen}",
+               f"start-up (jobs started → first rows visible): {startups}", "", **found)
+    report.write(args.json)
 
 
 if __name__ == "__main__":

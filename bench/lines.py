@@ -120,7 +120,7 @@ def table(runs: list[Run]) -> list[str]:
     lines = [f"lakeinlet vs plain Spark per line ({vs}: this line's median time over {base}'s; "
              "below 1 is faster):"]
     for line, res in done.items():
-        lines.append(f"  {line}: Spark {res['spark']}, {res['files']} files x {res['rows']} rows "
+        lines.append(f"  {line}: Spark {res['spark']}, {res['files']} files x {res['rows_per_object']} rows "
                      f"({res['mb']:.1f} MB), {res['pairs']} pairs, load average "
                      f"{res['load_average_start']:.2f} at start, {res['load_average_end']:.2f} at end")
     lines.append(f"{'format':<8} {'line':<5} {'plain s':>8} {'loader s':>9} {'loader/plain':>13} "

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from loader_common import bucket, loader_config, record, stack
 from loader_throughput import plain_write, warm_up
+from report import Run, add_json_flag
 
 from lakeinlet.aws import client
 from lakeinlet.events import ObjectEvent
@@ -91,7 +92,9 @@ def main() -> None:
     ap.add_argument("--objects", type=int, default=2, help="objects (default 2)")
     ap.add_argument("--gb", type=float, default=1.0, help="size of each object in GB (default 1)")
     ap.add_argument("--formats", default="delta", help="target formats (default delta)")
+    add_json_flag(ap)
     args = ap.parse_args()
+    report = Run("Loader")
     if args.quick:
         args.objects, args.gb = 1, 0.25
     print(f"load average at start: {os.getloadavg()}")
@@ -140,8 +143,14 @@ def main() -> None:
             print(f"{fmt:<8} {'loader':<7} {load_s:>8.1f} {mb / load_s:>7.1f} {ratio:>13} "
                   f"{peak_mb(java):>16} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:>19,.0f}"
                   f"   statuses {dict(summary.statuses)}")
+            report.row(f"{fmt}: {args.objects} Parquet objects of {mb / args.objects:,.0f} MB "
+                       "(moto over s3a, local[2])",
+                       f"the loader: {load_s:.1f} s, {mb / load_s:.1f} MB/s, JVM peak RSS "
+                       f"{peak_mb(java)} MB", f"plain `spark.read…write`: {sides['plain']:.1f} s; with the "
+                       f"lineage as constants {sides['plain+l']:.1f} s", ratio, loader_s=load_s, **sides)
     print("Python peak RSS is the process's whole-run peak (it built each object in memory); the JVM's "
           "is reset before each side. load average at end: " + str(os.getloadavg()))
+    report.write(args.json)
 
 
 if __name__ == "__main__":

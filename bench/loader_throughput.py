@@ -19,6 +19,7 @@ from unittest.mock import patch
 import pyspark
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 from pyspark.sql import functions as F
+from report import Run
 from wide_samples import WIDE_SCHEMA, WIDE_SCHEMA_DDL, make_wide_files
 
 from lakeinlet import jars
@@ -227,8 +228,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--pairs", type=int, default=3,
                     help="pairs per format and width, alternating which side runs first (medians printed)")
     ap.add_argument("--json", metavar="PATH",
-                    help="also write the per-format medians, the Spark version and the load average to "
-                         "PATH as JSON (bench/lines.py reads it to compare Spark lines)")
+                    help="also write the run's header (machine, date, load) and table, the per-format "
+                         "medians and the Spark version to PATH as JSON (bench/lines.py reads it to compare "
+                         "Spark lines; bench/results/ holds those the docs' performance page shows)")
     args = ap.parse_args(argv)
     if args.pairs < 1:
         ap.error(f"--pairs: expected 1 or more, found {args.pairs}")
@@ -273,6 +275,7 @@ def main() -> None:
     each (the JVM's compilation of the hot paths, which goes on over the first few full-size
     writes, would otherwise land on the first timed pair)."""
     args = parse_args()
+    report = Run("Loader")
     n = args.files or (40 if args.quick else 300)
     narrow_rows = args.rows or (2000 if args.quick else 20000)
     wide_rows = args.wide_rows or (1000 if args.quick else 5000)
@@ -301,6 +304,13 @@ def main() -> None:
                 text, figures = row(fmt, w, pairs, judge=not args.quick)
                 lines.append(text)
                 print(header + "\n" + text, flush=True)
+                report.row(f"{fmt}, {w.name}: {len(w.files)} Parquet objects ({w.columns} columns, "
+                           f"{w.rows:,} rows each, {w.mb:.1f} MB), one batch appended "
+                           f"(medians of {len(pairs)} pair(s))",
+                           f"loader {figures['loader_s']:.2f} s ({w.mb / figures['loader_s']:.1f} MB/s)",
+                           f"hand-written {figures['baseline_s']:.2f} s; plain {figures['plain_s']:.2f} s",
+                           f"{figures['speed_vs_baseline']:.2f}x the hand-written table's speed, "
+                           f"{figures['plain_s'] / figures['loader_s']:.2f}x the plain write's")
                 entry = results.setdefault(fmt, {"format": fmt, "widths": {}})
                 entry["widths"][w.name] = figures
                 entry |= {k: figures[k] for k in ("plain_s", "baseline_s", "loader_s", "speed_vs_baseline",
@@ -325,11 +335,14 @@ def main() -> None:
         version = spark.version
     if args.json:
         main_width = chosen[-1]  # the top-level figures (bench/lines.py) are the last width's
-        out = {"spark": version, "line": jars.line_of(version), "files": n, "rows": main_width.rows,
+        out = report.document() | {
+               "spark": version, "line": jars.line_of(version), "files": n,
+               "rows_per_object": main_width.rows,
                "mb": main_width.mb, "width": main_width.name, "pairs": args.pairs,
                "warm_pair": not args.no_warm_pair, "load_average_start": load_start[0],
                "load_average_end": load_end[0], "formats": list(results.values())}
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        print(f"figures written to {args.json}")
 
 
 if __name__ == "__main__":

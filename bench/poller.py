@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from _localstack import LocalStack, venv_or_skip  # noqa: E402
 from _source_common import WORK, NullChangelog, bodies, cpu_seconds, load, median, peak_rss_mb  # noqa: E402
+from report import Run, add_json_flag  # noqa: E402
 
 from lakeinlet.aws import AwsSection, client  # noqa: E402
 from lakeinlet.changelog.writer import OpenDeltaChangelog  # noqa: E402
@@ -96,7 +97,7 @@ def inproc_line(name: str, batch: int, r: dict[str, Any]) -> str:
             f"{r['cpu_per_1k']:>12.4f}{r['peak_rss_mb']:>12.0f}  {load().split(' (')[0]}")
 
 
-def bench_inproc(quick: bool) -> None:
+def bench_inproc(quick: bool, run: Run) -> None:
     """Item 1: the Delta changelog against the same loop with no changelog, batch 1000, in
     alternating pairs (each run in its own process); then smaller batches for reference."""
     n, rounds = (20_000, 1) if quick else (100_000, 3)
@@ -113,6 +114,17 @@ def bench_inproc(quick: bool) -> None:
     rate = median([d["rate"] / z["rate"] for d, z in pairs])
     print(f"Delta changelog vs none, batch 1000 (median of {rounds} pair(s) in this run): CPU per event "
           f"{cpu:.2f}x (goal ≤ 1.25x), events/s {rate:.2f} (goal ≥ 0.8)")
+    delta = {k: median([d[k] for d, _ in pairs]) for k in ("rate", "cpu_per_1k", "peak_rss_mb")}
+    none = {k: median([z[k] for _, z in pairs]) for k in ("rate", "cpu_per_1k", "peak_rss_mb")}
+    run.row(f"poller in process, batch 1000 ({rounds} alternating pair(s) of {n:,} events; medians)",
+            f"{delta['rate'] / 1000:.1f}k events/s, {delta['cpu_per_1k']:.3f} CPU s per 1k events, "
+            f"{delta['peak_rss_mb']:.0f} MB peak RSS",
+            f"the same loop without a changelog: {none['rate'] / 1000:.1f}k events/s, "
+            f"{none['cpu_per_1k']:.3f} CPU s, {none['peak_rss_mb']:.0f} MB",
+            f"CPU per event {cpu:.2f}x (pairs "
+            + ", ".join(f"{d['cpu_per_1k'] / z['cpu_per_1k']:.2f}" for d, z in pairs)
+            + f"), {rate:.2f} of the events/s",
+            pairs=pairs)
     for batch, events in ((10, 1000 if quick else 3000), (100, 3000 if quick else 20000)):
         print(inproc_line("delta", batch, run_child("inproc", str(batch), str(events), "delta")))
 
@@ -167,7 +179,8 @@ def poller_drain(queue: Queue, batch_size: int, receivers: int) -> tuple[int, fl
 
 
 def report(label: str, poller: tuple[int, float, float], bare: tuple[int, float, float],
-           receivers: int, batch_size: int) -> None:
+           receivers: int, batch_size: int) -> float:
+    """Print the two loops' figures; returns the poller's throughput over the bare loop's."""
     print(f"{'loop':<44}{'messages':>9}{'to last ack s':>15}{'msg/s':>9}{'to empty s':>12}")
     for name, (n, to_ack, to_empty) in ((f"poller ({receivers} receivers, batch {batch_size}, Delta)",
                                          poller), ("bare Receive(10)+DeleteBatch, 1 thread", bare)):
@@ -175,9 +188,17 @@ def report(label: str, poller: tuple[int, float, float], bare: tuple[int, float,
     ratio = (poller[0] / poller[1]) / (bare[0] / bare[1])
     print(f"{label}: poller / bare loop throughput = {ratio:.2f}x (to last ack; 'to empty' adds the "
           "final empty long poll of 1 s)")
+    return ratio
 
 
-def bench_latency(quick: bool) -> None:
+def json_row(run: Run, what: str, poller: tuple[int, float, float], bare: tuple[int, float, float],
+             receivers: int, ratio: float) -> None:
+    run.row(what, f"{poller[0] / poller[1]:,.0f} messages/s ({receivers} receivers)",
+            f"the bare Receive(10)+DeleteMessageBatch loop: {bare[0] / bare[1]:,.0f} messages/s",
+            f"{ratio:.2f}x", poller=poller, bare=bare)
+
+
+def bench_latency(quick: bool, run: Run) -> None:
     n, latency = (3000 if quick else 10000), 0.02
     print(f"\n== in process with {latency * 1000:.0f} ms per queue call (an SQS round trip): "
           f"{n:,} messages, poller vs bare loop ==")
@@ -186,10 +207,12 @@ def bench_latency(quick: bool) -> None:
         queue = InMemoryQueue()
         queue.send_batch(bodies(n))
         results.append(drain(TimedQueue(queue, latency)))
-    report("in process + latency", results[0], results[1], 4, 1000)
+    ratio = report("in process + latency", results[0], results[1], 4, 1000)
+    json_row(run, f"poller in process with {latency * 1000:.0f} ms per queue call ({n:,} messages)",
+             results[0], results[1], 4, ratio)
 
 
-def compare(label: str, endpoint: str, n: int, batch_size: int, receivers: int) -> None:
+def compare(label: str, endpoint: str, n: int, batch_size: int, receivers: int, run: Run) -> None:
     sqs = client("sqs", AwsSection(endpoint_url=endpoint))
     url = sqs.create_queue(QueueName=f"bench-{int(time.time() * 1000)}",
                            Attributes={"VisibilityTimeout": "300"})["QueueUrl"]
@@ -201,17 +224,18 @@ def compare(label: str, endpoint: str, n: int, batch_size: int, receivers: int) 
     sent2 = send_all(endpoint, url, bodies(n, start=n))
     bare = bare_loop(endpoint, url, wait=1)
     print(f"sent {n:,} messages in {sent:.1f} s and {sent2:.1f} s (SendMessageBatch, 8 threads)")
-    report(label, poller, bare, receivers, batch_size)
+    ratio = report(label, poller, bare, receivers, batch_size)
+    json_row(run, f"poller on {label} ({n:,} messages, batch {batch_size})", poller, bare, receivers, ratio)
 
 
-def bench_moto(quick: bool) -> None:
+def bench_moto(quick: bool, run: Run) -> None:
     n = 200 if quick else 500
     print(f"\n== moto server: {n} messages, poller vs bare loop (same server, same run) ==")
     with MotoServer() as server:
-        compare("moto", server.endpoint, n, batch_size=100, receivers=4)
+        compare("moto", server.endpoint, n, batch_size=100, receivers=4, run=run)
 
 
-def bench_localstack(quick: bool) -> None:
+def bench_localstack(quick: bool, run: Run) -> None:
     n = 10_000 if quick else 100_000
     print(f"\n== LocalStack: {n:,} messages drained, poller vs bare loop ==")
     python = venv_or_skip(WORK, "LocalStack figures")
@@ -219,7 +243,7 @@ def bench_localstack(quick: bool) -> None:
         return
     with LocalStack(python, free_port(), WORK / "localstack.log") as stack:
         print(f"LocalStack on {stack.endpoint} (loopback only)")
-        compare("LocalStack", stack.endpoint, n, batch_size=1000, receivers=4)
+        compare("LocalStack", stack.endpoint, n, batch_size=1000, receivers=4, run=run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, a short run")
     parser.add_argument("--skip-localstack", action="store_true", help="skip the LocalStack stage")
     parser.add_argument("--stage", nargs=4, help=argparse.SUPPRESS)
+    add_json_flag(parser)
     args = parser.parse_args(argv)
     os.environ.update({k: os.environ.get(k, v) for k, v in TEST_CREDENTIALS.items()})
     os.environ.pop("AWS_ENDPOINT_URL", None)
@@ -245,13 +270,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(stage_inproc(int(batch), int(events), kind == "null")))
         return 0
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, quick={args.quick}")
-    bench_inproc(args.quick)
-    bench_latency(args.quick)
-    bench_moto(args.quick)
+    run = Run("Event source", ["poller.py", *(sys.argv[1:] if argv is None else argv)])
+    bench_inproc(args.quick, run)
+    bench_latency(args.quick, run)
+    bench_moto(args.quick, run)
     if args.skip_localstack:
         print("\nLocalStack stage skipped (--skip-localstack)")
     else:
-        bench_localstack(args.quick)
+        bench_localstack(args.quick, run)
+    run.write(args.json)
     return 0
 
 

@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from report import Run, add_json_flag
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
@@ -79,7 +81,9 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("extra", nargs="*", help="extra lakeinlet-poll flags (after --)")
+    add_json_flag(parser)
     args = parser.parse_args()
+    report = Run("Event source")
     os.environ.update(CREDENTIALS)
     times = []
     for i in range(args.repeat):
@@ -88,6 +92,11 @@ def main() -> int:
         print(f"run {i + 1}: {seconds:.2f} s  {summary}")
     print(f"README flow, {args.messages} messages, flags {args.extra or 'default'}: "
           f"median {statistics.median(times):.2f} s (min {min(times):.2f}, max {max(times):.2f})")
+    report.row(f"the local flow's drain and stop ({args.messages} messages on moto, process start included; "
+               f"median of {args.repeat})",
+               f"{statistics.median(times):.1f} s with flags {' '.join(args.extra) or '(default)'}", "", "",
+               seconds=times)
+    report.write(args.json)
     return 0
 
 

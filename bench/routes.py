@@ -25,6 +25,7 @@ import pyspark
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from loader_common import bucket, put_many, record  # noqa: E402
+from report import Run, add_json_flag  # noqa: E402
 
 from lakeinlet.aws import AwsSection  # noqa: E402
 from lakeinlet.changelog.reader import DeltaChangelog  # noqa: E402
@@ -218,8 +219,9 @@ def main() -> int:
     ap.add_argument("--route-threads", default="1,2", metavar="N,N",
                     help="run the routes side once per --route-threads value (default 1,2); the first is "
                          "the one the single-table processes are compared with")
-    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object")
+    add_json_flag(ap)
     args = ap.parse_args()
+    report = Run("Loader")
     per_route = args.objects or (6 if args.quick else 30)
     rows = args.rows or (200 if args.quick else 1000)
     names = [f"r{i}" for i in range(args.routes)]
@@ -336,8 +338,21 @@ def main() -> int:
           f"{SAMPLE_S} s from /proc (shared pages are counted once per process); changelog reads: the "
           "routes run's summary, and one per batch for each single-table process")
     print(f"shared machine: after: {load_avg()}")
-    if args.json:
-        print(json.dumps({
+    routes, singles = sides[:routed], sides[routed:]
+    report.row(f"{args.routes} tables from one changelog ({args.routes} prefixes × {per_route} Parquet "
+               f"objects × {rows} rows, every process `{args.master}`)",
+               "one `run --routes` process: " + "; ".join(
+                   f"{r.name}: {r.wall_s:.1f} s, {r.peak_mib:,.0f} MiB peak RSS, {r.changelog_reads} "
+                   "changelog read(s)" for r in routes),
+               f"{args.routes} single-table processes: " + "; ".join(
+                   f"{b.name}: {b.wall_s:.1f} s, {b.peak_mib:,.0f} MiB, {b.changelog_reads} changelog reads"
+                   for b in singles),
+               "; ".join(f"vs {r['baseline']}: {r['speedup']:.2f}x as fast, {r['memory_ratio']:.2f} of "
+                         "the memory" if "memory_ratio" in r else
+                         f"{r['side']} {r['speedup']:.2f}x as fast as {r['baseline']}" for r in ratios),
+               ratios=ratios, rows_match=not mismatch)
+    if args.json:  # the run's document (bench/report.py) and every figure of every side
+        Path(args.json).write_text(json.dumps(report.document() | {
             "routes": args.routes, "objects_per_route": per_route, "rows_per_object": rows,
             "changelog_commits": commits, "master": args.master, "spark_conf": args.spark_conf,
             "load_average_start": load_start, "load_average_end": load_end, "rows_match": not mismatch,
@@ -347,7 +362,9 @@ def main() -> int:
                        "batches": s.batches, "loaded_rows": s.loaded_rows, "table_rows": s.table_rows,
                        "failed": s.failed} for s in sides],
             "ratios": ratios,
-            "goals": {"speedup_at_least": GOAL_SPEED, "memory_ratio_at_most": GOAL_MEMORY}}))
+            "goals": {"speedup_at_least": GOAL_SPEED, "memory_ratio_at_most": GOAL_MEMORY}},
+            indent=2, ensure_ascii=False) + "\n")
+        print(f"figures written to {args.json}")
     return 0
 
 

@@ -26,6 +26,7 @@ from _elasticmq import ElasticMQ  # noqa: E402
 from _localstack import LocalStack, venv_or_skip  # noqa: E402
 from _source_common import WORK, bodies, cpu_seconds, load  # noqa: E402
 from poller import bare_loop, send_all  # noqa: E402
+from report import Run, add_json_flag  # noqa: E402
 
 from chaos import FaultPlan, FaultProxy  # noqa: E402
 from lakeinlet.aws import AwsSection, client  # noqa: E402
@@ -72,7 +73,7 @@ def server_share(cpu: float, seconds: float, events: int) -> str:
     return f"{cpu / events * 1000:.2f}s {cpu / seconds:>4.0%}"
 
 
-def bench_processes(python: Path, n: int, counts: list[int]) -> None:
+def bench_processes(python: Path, n: int, counts: list[int], run: Run) -> None:
     """Events/s, the ratio to the bare loop, changelog commits, rows and duplicates (the same
     event id twice: redeliveries), events missing from the changelog and each process's peak RSS,
     for 1, 2, 4... `lakeinlet-poll` processes on one queue and one changelog (no proxy)."""
@@ -95,6 +96,7 @@ def bench_processes(python: Path, n: int, counts: list[int]) -> None:
               "  peak RSS MB per process")
         print(f"{'bare Receive+DeleteBatch':<30}{got:>9,}{to_ack:>9.1f}{bare_rate:>10,.0f}{1:>9.2f}"
               f"{server:>15}")
+        rates: dict[int, tuple[float, int, int]] = {}
         for procs in counts:
             url, changelog = new_queue(ep), f"{tmp}/changelog-{procs}"
             send_all(ep, url, bodies(n, start=procs * 10_000_000))
@@ -103,9 +105,19 @@ def bench_processes(python: Path, n: int, counts: list[int]) -> None:
             server = server_share(stack.cpu_seconds() - cpu, secs, n)
             rows, unique, commits = changelog_counts(changelog)
             rate = unique / secs
+            rates[procs] = (rate, rows - unique, n - unique)
             print(f"{f'lakeinlet-poll x{procs}':<30}{unique:>9,}{secs:>9.1f}{rate:>10,.0f}"
                   f"{rate / bare_rate:>9.2f}{server:>15}{commits:>9,}{conflicts:>10,}{rows:>9,}"
                   f"{rows - unique:>9,}{n - unique:>9,}  {', '.join(f'{r:.0f}' for r in rss)}")
+    counted = " / ".join(str(p) for p in rates)
+    run.row(f"scale-out on LocalStack, no added latency ({n:,} events a run)",
+            f"{counted} poller processes on one queue and one changelog: "
+            + " / ".join(f"{r:,.0f}" for r, _, _ in rates.values()) + " events/s (process start included), "
+            f"{sum(d for _, d, _ in rates.values())} duplicate ids, "
+            f"{sum(m for _, _, m in rates.values())} missing",
+            f"the bare Receive(10)+DeleteMessageBatch loop, one thread: {bare_rate:,.0f} events/s",
+            " / ".join(f"{r / bare_rate:.2f}x" for r, _, _ in rates.values()),
+            bare_events_per_s=bare_rate, pollers={p: r for p, (r, _, _) in rates.items()})
     print("server: LocalStack's CPU seconds per 1,000 events and its share of one core over the "
           "loop's seconds (near 100%: the server, not the client, sets the rate); conflicts: "
           "changelog versions a poller found taken by another and retried at the next")
@@ -200,13 +212,14 @@ def receivers_used(log: Path, asked: str) -> str:
 
 
 def bench_latency(python: Path | None, servers: list[str], delays: list[int], n: int, bare_n: int,
-                  receivers: int | None) -> list[tuple[str, int, float]]:
+                  receivers: int | None, run: Run) -> list[tuple[str, int, float]]:
     """Per server and added delay: the bare loop (on `bare_n` events; all `n` without delay), then
     one poller process on `n`, each on a fresh queue through the same proxy. Returns (server,
     delay, poller/bare events/s) for the summary."""
     extra = ("--drain-wait-seconds", "1", *(("--receivers", str(receivers)) if receivers else ()))
     asked = str(receivers) if receivers else "default"
     ratios = []
+    rates: dict[str, list[tuple[int, float, float, int]]] = {}  # server → (delay, poller, bare, dup+missing)
     print(LATENCY_HEADER)
     for name in servers:
         with sqs_server(name, python) as (endpoint, cpu), tempfile.TemporaryDirectory() as tmp, \
@@ -230,10 +243,25 @@ def bench_latency(python: Path | None, servers: list[str], delays: list[int], n:
                 rows, unique, commits = changelog_counts(changelog)
                 ratio = unique / poll.seconds / bare_rate
                 ratios.append((name, delay, ratio))
+                rates.setdefault(name, []).append((delay, unique / poll.seconds, bare_rate,
+                                                   rows - unique + n - unique))
                 log = Path(tmp) / "poll-1-0.log"
                 print(latency_line(name, delay, "lakeinlet-poll", receivers_used(log, asked), unique,
                                    poll, ratio, f"{commits:>8,}{rows - unique:>5,}{n - unique:>8,}"),
                       flush=True)
+    at = " / ".join(str(d) for d in delays)
+    run.row(f"one poller against SQS calls that each take a network round trip ({n:,} events a poller "
+            f"run; the fault proxy adds {at} ms to every SQS call)",
+            "; ".join(f"{name}: " + " / ".join(f"{p:,.0f}" for _, p, _, _ in got) + f" events/s at {at} ms"
+                      for name, got in rates.items())
+            + f"; {sum(x for got in rates.values() for *_, x in got)} duplicate or missing events",
+            "the bare Receive(10)+DeleteMessageBatch loop, one call at a time: "
+            + "; ".join(f"{name} " + " / ".join(f"{b:,.0f}" for _, _, b, _ in got)
+                        for name, got in rates.items())
+            + f" ({bare_n:,} events when delayed, {n:,} without)",
+            "; ".join(f"{name} " + " / ".join(f"{p / b:.2f}x" for _, p, b, _ in got)
+                      for name, got in rates.items())
+            + " the bare loop", rates=rates)
     return ratios
 
 
@@ -261,7 +289,9 @@ def main() -> int:
     ap.add_argument("--receivers", type=int, help="latency mode: pass --receivers N to the poller "
                     "(default: the poller's own default)")
     ap.add_argument("--processes", default="1,2,4", help="processes mode's poller counts")
+    add_json_flag(ap)
     args = ap.parse_args()
+    run = Run("Event source")
     os.environ.update({k: os.environ.get(k, v) for k, v in TEST_CREDENTIALS.items()})
     os.environ.pop("AWS_ENDPOINT_URL", None)
     servers = [s for s in args.servers.split(",") if s]
@@ -272,14 +302,14 @@ def main() -> int:
             servers = [s for s in servers if s != "localstack"]
     if args.mode in ("processes", "all") and python is not None:
         n = 20_000 if args.quick else args.events or 250_000
-        bench_processes(python, n, [int(c) for c in args.processes.split(",")])
+        bench_processes(python, n, [int(c) for c in args.processes.split(",")], run)
     if args.mode in ("latency", "all") and servers:
         n = args.events or (20_000 if args.quick else 100_000)
         bare_n = args.bare_events or (2_000 if args.quick else 10_000)
         delays = [int(d) for d in args.delays.split(",")]
         print(f"\n== latency: {n:,} events a poller run, bare loop {bare_n:,} with a delay "
               f"({n:,} without); servers {servers}, delays {delays} ms; {load()} ==")
-        ratios = bench_latency(python, servers, delays, n, bare_n, args.receivers)
+        ratios = bench_latency(python, servers, delays, n, bare_n, args.receivers, run)
         print("seconds: first ReceiveMessage arriving at the proxy to the last DeleteMessageBatch "
               "answered; calls/s: Receive + DeleteBatch (+ ChangeVisibilityBatch) calls a second; "
               "in flight: SQS calls at once, mean over those seconds / most; CPU s/1k: CPU seconds "
@@ -292,6 +322,7 @@ def main() -> int:
             verdict = "" if goal is None else f" (goal ≥ {goal}x: {'met' if ratio >= goal else 'MISSED'})"
             print(f"{name} {delay} ms: poller / bare loop = {ratio:.2f}x{verdict}")
     print(load())
+    run.write(args.json)
     return 0
 
 

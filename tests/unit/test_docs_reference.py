@@ -87,3 +87,34 @@ def test_a_run_without_its_header_is_refused(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text('{"benchmark": "poller.py", "rows": []}')
     with pytest.raises(ValueError, match="expected benchmark, command, section, machine, date, load"):
         performance.runs(tmp_path)
+
+
+def test_a_benchmarks_json_output_is_a_performance_run(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    from report import Run  # bench/report.py: what every benchmark's --json writes
+
+    run = Run("Loader", ["loader_listing.py", "--json", "out.json", "--quick"])
+    run.row("100 new objects under a prefix that holds 1,000", "the loader: 1.20 s", "the stream: 2.40 s",
+            "2.00x", loader_s=1.2)
+    run.write(str(tmp_path / "2026-11-27-listing.json"))
+    (doc,) = performance.runs(tmp_path)
+    assert doc["command"] == "python bench/loader_listing.py --quick" and "cores" in doc["machine"]
+    assert " at the start, " in doc["load"]
+    assert doc["figures"]["100 new objects under a prefix that holds 1,000"] == {"loader_s": 1.2}
+    table = "\n".join(performance.run_table(doc))
+    assert "load average: " in table and "| the loader: 1.20 s | the stream: 2.40 s | 2.00x |" in table
+
+
+def test_every_benchmark_takes_json() -> None:
+    """Each bench/ script takes --json, so a new run of any of them can become a table of the performance
+    page; not its helpers (_*.py, *_common.py, report.py, lines.py which runs others, wide_samples.py)
+    nor loader_profile.py (a breakdown of one batch's steps and stages, not figures beside a baseline)."""
+    helpers = {"report.py", "lines.py", "wide_samples.py", "loader_profile.py"}
+    scripts = [p for p in sorted((ROOT / "bench").glob("*.py"))
+               if not p.name.startswith("_") and not p.stem.endswith("_common") and p.name not in helpers]
+    lacking = [p.name for p in scripts
+               if "add_json_flag(" not in (text := p.read_text(encoding="utf-8")) and '"--json"' not in text]
+    assert not lacking, f"benchmarks without --json: {lacking}"
+    for doc in performance.runs():  # and every run the page shows came from one of them, or says so
+        assert doc["benchmark"] in {p.name for p in scripts} or "source" in doc, doc["file"]
