@@ -4,6 +4,7 @@ exit codes."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 
 from docgen import GENERATED
@@ -43,9 +44,16 @@ def _job(config_cls: type, title: str, anchor: str, only: tuple[str, ...] | None
     for name, doc in _sections(config_cls):
         if only is not None and name not in only:
             continue
-        table = reference_markdown(config_cls, "", (name,)).split("\n", 2)[2]
+        table = _breakable(reference_markdown(config_cls, "", (name,)).split("\n", 2)[2])
         out += [f"### `{name}` {{#{anchor}-{name}}}", "", doc, "", table.rstrip(), ""]
     return out
+
+
+def _breakable(table: str) -> str:
+    """Each `LAKEINLET__SECTION__KEY` as HTML code that may wrap after a `__` and nowhere else (a
+    table column of them stays narrow; docs/stylesheets/extra.css keeps it from wrapping mid-word)."""
+    return re.sub(r"`(LAKEINLET__\w+)`",
+                  lambda m: "<code>" + m[1].replace("__", "__<wbr>") + "</code>", table)
 
 
 def configuration() -> str:
