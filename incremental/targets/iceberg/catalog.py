@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from lakeinlet import install_hint
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import setting
 from lakeinlet.errors import ConfigError
@@ -204,7 +205,7 @@ class IcebergCatalog:
         except NotInstalledError as exc:  # the database's driver (psycopg2) is missing
             where = self.jdbc_uri() if kind == "jdbc" else self.section.iceberg_catalog_uri or kind
             raise ConfigError([f"--iceberg-catalog {kind} {where}: pyiceberg cannot open it ({exc}); "
-                               "for PostgreSQL: pip install 'lakeinlet[postgres]'"]) from None
+                               f"for PostgreSQL: {install_hint('postgres')}"]) from None
         except Exception as exc:
             # Two loaders opening a new SQL catalog at once both find its tables missing; the
             # second CREATE TABLE fails ("table iceberg_tables already exists"). Opened again,
