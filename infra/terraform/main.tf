@@ -53,7 +53,7 @@ resource "aws_sqs_queue" "dlq" {
   name                      = "${var.name}-dlq"
   message_retention_seconds = var.dlq_message_retention_seconds
   sqs_managed_sse_enabled   = var.sqs_managed_sse
-  policy                    = data.aws_iam_policy_document.dlq.json
+  policy                    = data.aws_iam_policy_document.tls_only["dlq"].json
   tags                      = var.tags
 
   lifecycle {

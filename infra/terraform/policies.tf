@@ -5,6 +5,8 @@
 # plan tests (tests/terraform/test_plan.py) check each condition's shape.
 
 data "aws_iam_policy_document" "queue" {
+  source_policy_documents = [data.aws_iam_policy_document.tls_only["queue"].json]
+
   statement {
     sid       = "AllowSourceToSend"
     effect    = "Allow"
@@ -58,12 +60,25 @@ data "aws_iam_policy_document" "queue" {
       }
     }
   }
+}
+
+# Every queue and the topic refuse plain HTTP: one statement, per resource. The DLQ receives from the
+# event queue's redrive (SQS itself) and the poller's `--poison dlq` sends; this is its whole policy.
+locals {
+  tls_only = merge(
+    { queue = { arn = local.queue_arn, action = "sqs:*" }, dlq = { arn = local.dlq_arn, action = "sqs:*" } },
+    var.sns_fanout ? { topic = { arn = local.topic_arn, action = "sns:Publish" } } : {},
+  )
+}
+
+data "aws_iam_policy_document" "tls_only" {
+  for_each = local.tls_only
 
   statement {
     sid       = "DenyInsecureTransport"
     effect    = "Deny"
-    actions   = ["sqs:*"]
-    resources = [local.queue_arn]
+    actions   = [each.value.action]
+    resources = [each.value.arn]
 
     principals {
       type        = "*"
@@ -78,30 +93,6 @@ data "aws_iam_policy_document" "queue" {
   }
 }
 
-# The DLQ receives from the event queue's redrive (SQS itself) and the poller's `--poison dlq`
-# sends; like the event queue, never over plain HTTP.
-data "aws_iam_policy_document" "dlq" {
-  statement {
-    sid       = "DenyInsecureTransport"
-    effect    = "Deny"
-    actions   = ["sqs:*"]
-    resources = [local.dlq_arn]
-
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-
-    condition {
-      test     = "Bool"
-      variable = "aws:SecureTransport"
-      values   = ["false"]
-    }
-  }
-}
-
-# lakeinlet-poll: consume this queue (batch calls are authorised by the same actions) and
-# write the changelog table.
 data "aws_iam_policy_document" "event_source" {
   statement {
     sid = "ConsumeEventQueue"

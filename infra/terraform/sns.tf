@@ -75,7 +75,8 @@ resource "aws_sns_topic_subscription" "queue" {
 }
 
 data "aws_iam_policy_document" "topic" {
-  count = var.sns_fanout ? 1 : 0
+  count                   = var.sns_fanout ? 1 : 0
+  source_policy_documents = [data.aws_iam_policy_document.tls_only["topic"].json]
 
   statement {
     sid       = "AllowBucketToPublish"
@@ -98,24 +99,6 @@ data "aws_iam_policy_document" "topic" {
       test     = "StringEquals"
       variable = "aws:SourceAccount"
       values   = [local.account_id]
-    }
-  }
-
-  statement {
-    sid       = "DenyInsecureTransport"
-    effect    = "Deny"
-    actions   = ["sns:Publish"]
-    resources = [local.topic_arn]
-
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-
-    condition {
-      test     = "Bool"
-      variable = "aws:SecureTransport"
-      values   = ["false"]
     }
   }
 }

@@ -14,9 +14,9 @@ from deltalake import DeltaTable
 
 from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import AwsSection, client
-from lakeinlet.storage import storage_options
 from lakeinlet.dev.samples import make_rows
 from lakeinlet.incremental.model import RESET, Position
+from lakeinlet.storage import storage_options
 from tests.conftest import received_rows
 from tests.spark.loader_helpers import make_config, new_lake, parquet_bytes, parts, put, record, target_rows
 
