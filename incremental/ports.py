@@ -25,6 +25,9 @@ class ObjectHead:
     size: int
     etag: str | None
     last_modified: datetime | None = None
+    archive_of: str | None = None
+    """The source identity an `--after-load archive:` copy is marked with (its user metadata
+    `lakeinlet-source-identity`); None for any other object."""
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,7 @@ def build_cleanup(parts: Parts) -> Cleanup | None:
                    S3SourceCleaner(cfg.aws, c.after_load_threads),
                    c.after_load_retention_hours, c.after_load_max_objects,
                    loads=lambda key: any(f.reject(key) is None for f in every),
+                   loads_from=lambda bucket: not p.buckets or bucket in p.buckets,
                    shared=lambda key: next((n for n, f in others if f.reject(key) is None), None),
                    threads=c.after_load_threads, guard=guard)
 
