@@ -488,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
             args.route_name = name
             if name and not getattr(args, "json", False):  # JSON lines name their route instead
                 say(f"== route {name} ==")
-            parts = build(c)
+            parts = build(c, route=name or None)
             try:
                 code = max(code, COMMANDS[args.command](parts, args))
             finally:
