@@ -152,8 +152,9 @@ class Parts:
         gap = gap_of(self.target.checkpoint(), FilterRecord.of(self.config.plan))
         return f"filters:   {gap.line(self.route)}" if gap else None
 
-    def loader(self, filters: KeyFilter | None = None) -> Loader:
-        """The loader of this table; `filters` (default: the plan's) within the bounds."""
+    def loader(self, filters: KeyFilter | None = None, record: bool = True) -> Loader:
+        """The loader of this table; `filters` (default: the plan's, which its commits record
+        unless `record` is False: `record_filters` reads the checkpoint) within the bounds."""
         cfg = self.config
         reader: SparkReader | None = None
 
@@ -163,7 +164,7 @@ class Parts:
             return reader
 
         p = cfg.plan
-        if filters is None:
+        if record and filters is None:
             self.record_filters()
         caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows", p.on_overwrite == "replace")
         return Loader(changelog=self.rows or ChangelogReader(self.changelog), store=self.store(),
