@@ -1,14 +1,17 @@
 """Package discovery for folders that ship under other names (`sources/` → lakeinlet.sources,
 `incremental/` → lakeinlet.incremental: `[tool.setuptools] package-dir` in pyproject.toml), which
-`[tool.setuptools.packages.find]` cannot express. Everything else is in pyproject.toml.
+`[tool.setuptools.packages.find]` cannot express, and the version from git (`lakeinlet/versioning.py`).
+Everything else is in pyproject.toml.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import tomllib
 from pathlib import Path
 
 from setuptools import find_packages, setup
+
 
 def discovered() -> list[str]:
     """Each mapped package and every package below its folder, named under it; a subfolder of
@@ -20,4 +23,16 @@ def discovered() -> list[str]:
     return sorted(found)
 
 
-setup(packages=discovered())
+def version() -> str:
+    """The build's version (`lakeinlet/versioning.py`, loaded by path: lakeinlet is not installed
+    while it is being built)."""
+    here = Path(__file__).resolve().parent
+    path = here / "lakeinlet" / "versioning.py"
+    spec = importlib.util.spec_from_file_location("lakeinlet_versioning", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return str(module.source_version(here))
+
+
+setup(packages=discovered(), version=version())

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.events import NULL_VERSION
+from lakeinlet.incremental.archived import IDENTITY_META
 from lakeinlet.incremental.cleanup_guard import Guard
 from lakeinlet.incremental.model import LOADED, REMOVED
 from lakeinlet.logs import event
@@ -24,8 +25,6 @@ OFF, DELETE, ARCHIVE = "off", "delete", "archive"
 ARCHIVED, DELETED, SKIPPED = "archived", "deleted", "skipped"
 GONE, CHANGED = "gone", "changed"
 """What a conditional delete found instead of the version it was given: no object, another version."""
-IDENTITY_META = "lakeinlet-source-identity"
-"""User metadata of an archived copy: the identity of the source version it holds."""
 CHUNK = 100
 """Objects between two records of a pass (and its progress lines): what a crash makes the next redo."""
 
@@ -186,6 +185,9 @@ class Cleanup:
     max_objects: int
     loads: Callable[[str], bool] = lambda key: False
     """Whether this run's loader loads a key: an archive it would load again is refused."""
+    loads_from: Callable[[str], bool] = lambda bucket: False
+    """Whether this run's loader loads objects of a bucket (any, without --bucket): an archive in
+    another bucket it loads from is refused as one in the source bucket is."""
     shared: Callable[[str], str | None] = lambda key: None
     """The other route that loads a key too, if any: its object is kept for that route."""
     threads: int = 8
@@ -252,16 +254,18 @@ class Cleanup:
         return list(todo.values()), waiting
 
     def _check_archive(self, objs: Sequence[Loaded]) -> None:
-        """Refuse an archive in a source bucket under keys this loader loads: each archived copy
-        would be announced, loaded again, and archived under the archive."""
+        """Refuse an archive under keys this loader loads, in a source bucket or in another bucket
+        it loads from: each archived copy would be announced, loaded again, and archived again."""
         for obj in objs:
             dest = self.spec.destination(obj.bucket, obj.key)
-            if dest is not None and dest[0] == obj.bucket and self.loads(dest[1]):
+            if dest is None or not self.loads(dest[1]):
+                continue
+            if dest[0] == obj.bucket or self.loads_from(dest[0]):
                 raise TerminalError(
                     f"--after-load archive:s3://{dest[0]}/{self.spec.prefix}: the archive "
                     f"s3://{dest[0]}/{dest[1]} is a key this loader loads, so each archived copy "
-                    "would be loaded again: archive to another bucket or prefix, or add "
-                    f"--ignore-prefix {self.spec.prefix or dest[1]}")
+                    "would be loaded again: archive to a bucket or prefix it does not load (name the "
+                    f"source buckets with --bucket), or add --ignore-prefix {self.spec.prefix or dest[1]}")
 
     def _settle_all(self, objs: Sequence[Loaded], dry_run: bool
                     ) -> tuple[list[CleanupRecord], list[int], TerminalError | None]:

@@ -28,12 +28,12 @@ from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.commands import backfill as bf
 from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.commands import maintain as mt
-from lakeinlet.incremental.commands.fanout import UNROUTED, Fanout, RouteRun
+from lakeinlet.incremental.commands.fanout import Fanout, RouteRun
 from lakeinlet.incremental.commands.status import queue_lines, table_lines
 from lakeinlet.incremental.loader import BatchReport, Summary
-from lakeinlet.incremental.plan import Unrouted
 from lakeinlet.incremental.routes import Route, routes_of, selected, unrouted_config
 from lakeinlet.incremental.settings import LoaderConfig
+from lakeinlet.incremental.unrouted import unrouted_run
 from lakeinlet.incremental.wiring import Parts, build, build_cleanup, build_routes
 from lakeinlet.logs import say
 from lakeinlet.preflight import check_locations
@@ -277,10 +277,9 @@ def cmd_run_routes(config: LoaderConfig, every: list[Route], args: argparse.Name
     parts = build_routes(config, routes)
     record = build(unrouted_config(config))
     record.rows = parts[0].rows
-    collector = record.loader(Unrouted(tuple(r.filters for r in every)))
     runs = [RouteRun(r.name, p.loader(), after_batch=functools.partial(register, p, r.name))
             for r, p in zip(routes, parts, strict=True)]
-    runs.append(RouteRun(UNROUTED, collector))
+    runs.append(unrouted_run(record, parts, every))
     cleans = [(r.name, build_cleanup(p)) for r, p in zip(routes, parts, strict=True)]
     fan = Fanout(runs, _progress, config.run.interval_seconds, MAX_PAUSE, config.run.max_batches,
                  threads=config.routes.route_threads)
@@ -488,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
             args.route_name = name
             if name and not getattr(args, "json", False):  # JSON lines name their route instead
                 say(f"== route {name} ==")
-            parts = build(c)
+            parts = build(c, route=name or None)
             try:
                 code = max(code, COMMANDS[args.command](parts, args))
             finally:

@@ -104,6 +104,17 @@ class DeltaLedger:
                 "target_version", "loaded_at"]
         return dt.to_pyarrow_dataset().to_table(columns=cols, filter=wanted).to_pylist()
 
+    def forget(self, refs: set[tuple[str, str, str]], status: str) -> None:
+        """Delete the rows of `refs` in `status` (one commit; the Delta history keeps them, and the
+        ledger's target version is unchanged)."""
+        dt = self._table()
+        if dt is None or not refs:
+            return
+        which = " OR ".join(f"(bucket = {_sql(b)} AND key = {_sql(k)} AND identity = {_sql(i)})"
+                            for b, k, i in sorted(refs))
+        dt.delete(f"status = {_sql(status)} AND ({which})",
+                  commit_properties=CommitProperties(custom_metadata={"lakeinlet.operation": "forget"}))
+
     def last_target_version(self) -> int:
         dt = self._table()
         version = None if dt is None else dt.transaction_version(self.app_id)
@@ -123,6 +134,10 @@ class DeltaLedger:
         except CommitFailedError:
             if self.last_target_version() < target_version:
                 raise
+
+
+def _sql(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _rows(outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> pa.Table:

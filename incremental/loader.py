@@ -17,9 +17,9 @@ from datetime import datetime
 from typing import Any
 
 from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.heads import head_outcome
 from lakeinlet.incremental.model import (
     CORRUPT,
-    FILTERED,
     FINAL,
     LOADED,
     MISSING,
@@ -45,7 +45,6 @@ from lakeinlet.incremental.ports import (
     ReaderPort,
     Removal,
     TargetPort,
-    Unreadable,
 )
 from lakeinlet.incremental.removals import judge
 from lakeinlet.logs import event
@@ -236,7 +235,7 @@ class Loader:
         heads = self.store.head_many(plan.to_read) if plan.to_read else {}
         readable, decided = [], []
         for obj in plan.to_read:
-            outcome = _head_outcome(obj, heads.get((obj.bucket, obj.key)), self.caps.max_bytes)
+            outcome = head_outcome(obj, heads.get((obj.bucket, obj.key)), self.caps.max_bytes)
             if outcome is None:
                 readable.append(obj)
             else:
@@ -332,21 +331,6 @@ class Loader:
             if progress:
                 progress(report)
         return summary
-
-
-def _head_outcome(obj: PlannedObject, head: ObjectHead | Unreadable | None, max_bytes: int) -> Outcome | None:
-    if head is None or isinstance(head, Unreadable):
-        return Outcome(obj, head.status if head else MISSING,
-                       head.reason if head else "object not found (deleted before the load)")
-    if head.size == 0:
-        return Outcome(obj, LOADED, "zero-byte object: nothing to read")
-    if head.size > max_bytes:
-        return Outcome(obj, TOO_LARGE, f"{head.size} bytes > --max-bytes {max_bytes}")
-    want = (obj.etag or "").strip('"')
-    if want and head.etag and want != head.etag:
-        return Outcome(obj, FILTERED, f"object overwritten since this event (etag {want} → "
-                                      f"{head.etag}); the newer version's event loads it")
-    return None
 
 
 def _read_outcomes(objs: Sequence[PlannedObject], result: ReadBatch) -> list[Outcome]:

@@ -84,6 +84,10 @@ class Checkpoint:
     committed_at: datetime | None = None
     watermark: Watermark | None = None
     """The newest watermark the loader's commits carry (None: none records one)."""
+    filters: str | None = None
+    """The filters the checkpoint was made under (`filter_record`; None: not recorded)."""
+    filters_gap: str | None = None
+    """The versions planned under narrower filters, not re-read since (`filter_record.Gap`)."""
 
 
 LOAD, REMOVE, RESET, START = "load", "remove", "checkpoint-reset", "checkpoint-start"

@@ -13,6 +13,7 @@ from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import TerminalError, TransientError
+from lakeinlet.incremental.archived import IDENTITY_META
 from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.ports import OVERWRITTEN, Footer, ListedObject, ObjectHead, Unreadable
 from lakeinlet.retry import transient
@@ -62,7 +63,7 @@ class S3ObjectStore:
                 return unreadable
             raise translate(exc, f"HEAD s3://{obj.bucket}/{obj.key}") from exc
         return ObjectHead(int(resp["ContentLength"]), str(resp.get("ETag", "")).strip('"') or None,
-                          resp.get("LastModified"))
+                          resp.get("LastModified"), _archive_of(resp))
 
     def _head_by_tail(self, obj: PlannedObject) -> ObjectHead | Unreadable | None:
         """The HEAD's answer from a ranged GET of the tail, the footer kept for `footers`; None
@@ -76,7 +77,8 @@ class S3ObjectStore:
             return None
         total = str(resp.get("ContentRange", "")).rpartition("/")[2]
         etag = str(resp.get("ETag", "")).strip('"') or None
-        head = ObjectHead(int(total) if total.isdigit() else len(tail), etag, resp.get("LastModified"))
+        head = ObjectHead(int(total) if total.isdigit() else len(tail), etag, resp.get("LastModified"),
+                          _archive_of(resp))
         try:
             footer = self._parse(obj, tail, head.size, etag)
         except (ClientError, BotoCoreError, _BodyCut, OSError, ValueError):
@@ -214,3 +216,9 @@ class _Tail(io.RawIOBase):
         buffer[:len(chunk)] = chunk
         self._pos += len(chunk)
         return len(chunk)
+
+
+def _archive_of(resp: Mapping[str, Any]) -> str | None:
+    """The identity an archived copy is marked with (HEAD and GET return user metadata alike)."""
+    found = (resp.get("Metadata") or {}).get(IDENTITY_META)
+    return str(found) if found else None

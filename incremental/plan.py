@@ -124,36 +124,57 @@ def take(rows: Sequence[ChangeRow], start: Position, caps: Caps,
          owns: Callable[[str], bool] = lambda _: True) -> tuple[list[ChangeRow], Position]:
     """The rows after `start` that fit the caps (at least one), and the position after them.
 
+    `max_files` counts distinct objects: a later (or earlier) event of an object the batch
+    already holds rides along without counting, as planning keeps only its newest event.
+
     Args:
         rows: changelog rows in planning order, from version `start.complete + 1` on.
         version_sizes: rows per changelog version, to tell whether a version was read fully.
         owns: rows of keys it refuses (other routes') are taken without counting to the caps.
     """
     taken: list[ChangeRow] = []
-    files = size = 0
-    first: ChangeRow | None = None
+    tally = _Tally(caps)
     for row in rows:
         if row.commit_version <= start.complete or (
                 row.commit_version == start.complete + 1 and row.index < start.offset):
             continue
-        if not owns(row.key):
-            taken.append(row)
-            continue
-        row_bytes = row.size or 0
-        row_bytes = 0 if row_bytes > caps.max_bytes or row.is_removed else row_bytes  # never read
-        if files and (files + 1 > caps.max_files or size + row_bytes > caps.max_bytes):
-            break
-        if first is not None and caps.split_removals and row.is_removed != first.is_removed:
+        if owns(row.key) and not tally.admit(row):
             break
         taken.append(row)
-        first = first or row
-        files, size = files + 1, size + row_bytes
     if not taken:
         return [], start
     last = taken[-1]
     if last.index + 1 >= version_sizes.get(last.commit_version, last.index + 1):
         return taken, Position(last.commit_version)
     return taken, Position(last.commit_version - 1, last.index + 1)
+
+
+class _Tally:
+    """What a batch holds so far: its objects (with the bytes read for each) and its first row."""
+
+    def __init__(self, caps: Caps) -> None:
+        self.caps = caps
+        self.objects: dict[tuple[str, str], int] = {}
+        self.files = self.size = 0
+        self.first: ChangeRow | None = None
+
+    def admit(self, row: ChangeRow) -> bool:
+        """Whether `row` fits the caps; if it does, it is counted. A removal of an object the
+        batch holds still counts: it changes what the batch does with it (rows kept or removed)."""
+        caps, ident = self.caps, (row.bucket, row.key)
+        row_bytes = row.size or 0
+        row_bytes = 0 if row_bytes > caps.max_bytes or row.is_removed else row_bytes  # never read
+        held = self.objects.get(ident)
+        extra = row_bytes if held is None else max(0, row_bytes - held)
+        files = self.files + (held is None or row.is_removed)
+        if self.files and (files > caps.max_files or self.size + extra > caps.max_bytes):
+            return False
+        if self.first is not None and caps.split_removals and row.is_removed != self.first.is_removed:
+            return False
+        self.objects[ident] = max(row_bytes, held or 0)
+        self.files, self.size = files, self.size + extra
+        self.first = self.first or row
+        return True
 
 
 def newest_per_object(rows: Sequence[ChangeRow]) -> tuple[list[ChangeRow], int]:

@@ -25,6 +25,9 @@ class ObjectHead:
     size: int
     etag: str | None
     last_modified: datetime | None = None
+    archive_of: str | None = None
+    """The source identity an `--after-load archive:` copy is marked with (its user metadata
+    `lakeinlet-source-identity`); None for any other object."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,8 @@ class TargetPort(Protocol[StagedT]):
     """One target table as the loader writes it, whatever its format: see `targets/`. Each
     adapter's `publish` takes the `Staged` its own `stage` made."""
 
+    stamp: Mapping[str, str]
+    """What every commit of this run records besides its batch (its filters: `filter_record`)."""
     stages_rows: bool
     """Whether `stage` writes a Load's rows, so checks that ride on the write run before the rows
     are visible: Delta and Iceberg stage files that `publish` commits; Hudi's one-pass write runs

@@ -14,6 +14,7 @@ from lakeinlet.incremental.bounds import Bounded, bounds_of
 from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
 from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.cleanup_guard import Guard
+from lakeinlet.incremental.filter_record import FilterRecord, Gap, gap_of, stamp
 from lakeinlet.incremental.ledger import DeltaCleanupLog, DeltaLedger
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
@@ -22,6 +23,7 @@ from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
+from lakeinlet.logs import event
 from lakeinlet.own import location
 
 if TYPE_CHECKING:
@@ -47,6 +49,8 @@ class Parts:
     """With routes: the one session every route's Parts uses (started on first use)."""
     rows: ChangelogReader | None = None
     """With routes: the changelog reader every route plans from."""
+    route: str | None = None
+    """The route's name (None: a single table), for the lines that say what to run."""
     _store: S3ObjectStore | None = None
     _partitions: set[tuple[str, ...]] = field(default_factory=set)
     """Hudi partitions this process has registered in the catalog already."""
@@ -135,8 +139,22 @@ class Parts:
         return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
                            footers=self.store().footers)
 
-    def loader(self, filters: KeyFilter | None = None) -> Loader:
-        """The loader of this table; `filters` (default: the plan's) within the bounds."""
+    def record_filters(self) -> Gap | None:
+        """Every commit of this run records its filters; versions planned under narrower ones
+        are said at start, once (and by `status`, until a reset re-reads them)."""
+        self.target.stamp, gap = stamp(self.target.checkpoint(), FilterRecord.of(self.config.plan))
+        if gap is not None:
+            event(log, "filters changed", level=logging.WARNING, line=gap.line(self.route))
+        return gap
+
+    def filters_line(self) -> str | None:
+        """`status`'s line on versions planned under narrower filters than this run's (None: none)."""
+        gap = gap_of(self.target.checkpoint(), FilterRecord.of(self.config.plan))
+        return f"filters:   {gap.line(self.route)}" if gap else None
+
+    def loader(self, filters: KeyFilter | None = None, record: bool = True) -> Loader:
+        """The loader of this table; `filters` (default: the plan's, which its commits record
+        unless `record` is False: `record_filters` reads the checkpoint) within the bounds."""
         cfg = self.config
         reader: SparkReader | None = None
 
@@ -146,6 +164,8 @@ class Parts:
             return reader
 
         p = cfg.plan
+        if record and filters is None:
+            self.record_filters()
         caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows", p.on_overwrite == "replace")
         return Loader(changelog=self.rows or ChangelogReader(self.changelog), store=self.store(),
                       reader=lazy_reader, target=self.target, ledger=self.ledger, caps=caps,
@@ -180,6 +200,7 @@ def build_cleanup(parts: Parts) -> Cleanup | None:
                    S3SourceCleaner(cfg.aws, c.after_load_threads),
                    c.after_load_retention_hours, c.after_load_max_objects,
                    loads=lambda key: any(f.reject(key) is None for f in every),
+                   loads_from=lambda bucket: not p.buckets or bucket in p.buckets,
                    shared=lambda key: next((n for n, f in others if f.reject(key) is None), None),
                    threads=c.after_load_threads, guard=guard)
 
@@ -209,12 +230,12 @@ def build_routes(config: LoaderConfig, routes: list[Route], spark: Any = None) -
     out = []
     for route in routes:
         parts = build(route.config)
-        parts.shared_session, parts.rows = one_session, rows
+        parts.shared_session, parts.rows, parts.route = one_session, rows, route.name
         out.append(parts)
     return out
 
 
-def build(config: LoaderConfig, spark: Any = None) -> Parts:
+def build(config: LoaderConfig, spark: Any = None, route: str | None = None) -> Parts:
     """Every adapter of one run from its configuration (Spark starts on first use, or `spark`)."""
     t, aws = config.tables, config.aws
     def lazy_session() -> Any:  # the target is built before Parts, which owns the session
@@ -223,5 +244,5 @@ def build(config: LoaderConfig, spark: Any = None) -> Parts:
     built = build_target(config, lazy_session)
     parts = Parts(config, DeltaChangelog(t.changelog or "", aws), DeltaLedger(t.ledger_uri, aws, t.app_id),
                   DeltaQuarantine(t.quarantine_uri, aws, t.app_id, t.spark_scheme), built.target,
-                  built.hold, spark)
+                  built.hold, spark, route=route)
     return parts

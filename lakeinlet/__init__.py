@@ -12,13 +12,15 @@ __version__ = "0.1.0"
 """The source tree's version; what is installed is `installed_version()` (from the dist's metadata)."""
 
 
-WHEEL = f"dist/lakeinlet-{__version__}-py3-none-any.whl"
-"""The wheel `python -m build` writes in a checkout (lakeinlet is not on PyPI): what hints install."""
+def wheel() -> str:
+    """The wheel `python -m build` writes in a checkout (lakeinlet is not on PyPI), named for the
+    installed version (a build's version comes from git): what hints install."""
+    return f"dist/lakeinlet-{installed_version().removesuffix(' (not installed)')}-py3-none-any.whl"
 
 
 def install_hint(extra: str) -> str:
     """The command that installs lakeinlet with `extra` (e.g. `spark35`, `local`): its wheel."""
-    return f"pip install '{WHEEL}[{extra}]'"
+    return f"pip install '{wheel()}[{extra}]'"
 
 
 def installed_version() -> str:

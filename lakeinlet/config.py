@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import os
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -183,16 +184,23 @@ def _scalar(f: _Field, raw: Any, problems: list[str], origin: str) -> Any:
 
 
 def resolve(config_cls: type[C], args: argparse.Namespace | None = None,
-            environ: Mapping[str, str] | None = None, toml_path: str | None = None) -> C:
+            environ: Mapping[str, str] | None = None, toml_path: str | None = None,
+            also: Sequence[type] = ()) -> C:
     """Build the config from flags, environment, TOML and defaults, and validate it.
 
+    Args:
+        also: the config classes of the job's other commands: their sections and keys are not
+            unknown in the TOML file (one file serves every command of a job).
+
     Raises:
-        ConfigError: listing every problem found (bad values and failed validations).
+        ConfigError: listing every problem found (unknown TOML sections or keys, bad values and
+            failed validations).
     """
     environ = os.environ if environ is None else environ
     cli = vars(args) if args is not None else {}
-    toml = _load_toml(toml_path or cli.get("config_file") or environ.get("LAKEINLET_CONFIG"))
-    problems: list[str] = []
+    path = toml_path or cli.get("config_file") or environ.get("LAKEINLET_CONFIG")
+    toml = _load_toml(path)
+    problems = unknown_settings(toml, [config_cls, *also], str(path))
     values: dict[str, dict[str, Any]] = {}
     for f in iter_fields(config_cls):
         if f.dest in cli:
@@ -218,6 +226,37 @@ def resolve(config_cls: type[C], args: argparse.Namespace | None = None,
     if problems:
         raise ConfigError(problems)
     return config
+
+
+def unknown_settings(toml: Mapping[str, Any], classes: Sequence[type], path: str) -> list[str]:
+    """One line per TOML section or key that no setting of `classes` reads, with the nearest name."""
+    known: dict[str, set[str]] = {}
+    for cls in classes:
+        for f in iter_fields(cls):
+            known.setdefault(f.section, set()).add(f.name)
+    out = []
+    for section, body in toml.items():
+        if not isinstance(body, dict):
+            out.append(f"config file {path}: {section} is outside any [section]: settings are "
+                       f"`[section] key = value`{_nearest(section, known, None)}")
+        elif section not in known:
+            near = difflib.get_close_matches(section, sorted(known), n=1)
+            hint = f"did you mean [{near[0]}]?" if near else f"sections: {', '.join(sorted(known))}"
+            out.append(f"config file {path}: unknown section [{section}] ({hint})")
+        else:
+            out += [f"config file {path}: unknown key {key} in [{section}]{_nearest(key, known, section)}"
+                    for key in body if key not in known[section]]
+    return out
+
+
+def _nearest(key: str, known: Mapping[str, set[str]], section: str | None) -> str:
+    """" (did you mean …?)": the section the key belongs in, else the closest key of `section`."""
+    name = key.replace("-", "_")
+    homes = sorted(s for s, names in known.items() if name in names and s != section)
+    if homes and (section is None or name not in known[section]):
+        return f" (did you mean [{homes[0]}] {name}?)"
+    near = difflib.get_close_matches(name, sorted(known[section]) if section else [], n=1)
+    return f" (did you mean {near[0]}?)" if near else ""
 
 
 def _load_toml(path: str | None) -> dict[str, Any]:

@@ -79,6 +79,10 @@ def run(config: SourceConfig) -> RunSummary:
             logs.event(log, "summary", **dataclasses.asdict(poller.summary))
 
 
+EVERY = (SourceConfig, StatusConfig, MaintainConfig)
+"""Every command's settings: one --config-file serves them all (what none reads is refused)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `lakeinlet-poll` and of `spark-submit sources/__main__.py`."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -87,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["maintain"]:
         return maintain_main(args_list[1:])
     parser = parsers()[None]
-    return _guarded(lambda: run(resolve(SourceConfig, parser.parse_args(args_list))), "poll")
+    return _guarded(lambda: run(resolve(SourceConfig, parser.parse_args(args_list), also=EVERY)), "poll")
 
 
 def parsers() -> dict[str | None, argparse.ArgumentParser]:
@@ -118,7 +122,7 @@ def _guarded(body: Callable[[], object], what: str) -> int:
 def status_main(argv: Sequence[str]) -> int:
     """`lakeinlet-poll status`: queue depth, in-flight, DLQ depth and the changelog head."""
     parser = parsers()["status"]
-    return _guarded(lambda: logs.say(status_text(resolve(StatusConfig, parser.parse_args(argv)))),
+    return _guarded(lambda: logs.say(status_text(resolve(StatusConfig, parser.parse_args(argv), also=EVERY))),
                     "status")
 
 
@@ -133,7 +137,7 @@ bytes before and after."""
     parser = parsers()["maintain"]
 
     def body() -> None:
-        config = resolve(MaintainConfig, parser.parse_args(argv))
+        config = resolve(MaintainConfig, parser.parse_args(argv), also=EVERY)
         logs.setup(config.log.log_format, config.log.log_level)
         report = maintain(config.maintain, config.aws)
         if config.log.log_format == "json":

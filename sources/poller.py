@@ -26,6 +26,7 @@ from lakeinlet.sources.own_events import OwnEventLog
 from lakeinlet.sources.poison import MoveResult, Poison, PoisonMover, RateLimitedLog
 from lakeinlet.sources.ports import Changelog, DeadLetterQueue, Message, Queue
 from lakeinlet.sources.receive_retries import RetryReport
+from lakeinlet.sources.redelete import Leftovers
 from lakeinlet.sources.scaling import ReceiverScaler
 from lakeinlet.sources.summary import BatchOutcome, RunSummary
 from lakeinlet.sources.visibility import VisibilityKeeper
@@ -112,6 +113,7 @@ class Poller:
         # A delete call acks what one receive brought: as many in flight as receives keeps up.
         self._acker = Acker(queue, settings.delete_attempts, parallel=max(8, ceiling))
         self._deleter = ThreadPoolExecutor(DELETING_BATCHES, thread_name_prefix="lakeinlet-ack")
+        self._left = Leftovers(self._acker, self._keeper, settings.delete_attempts, clock)
         self._deleting: deque[_Deleting] = deque()
         self._scaler = ReceiverScaler(settings.receivers, ceiling, clock)
         self._receivers: list[threading.Thread] = []
@@ -120,15 +122,11 @@ class Poller:
         self._own_log = OwnEventLog(clock)
         depth = max(4, settings.batch_size // 10 + 2 * ceiling)
         self._inbox: stdlib_queue.Queue[tuple[list[Message], datetime]] = stdlib_queue.Queue(depth)
-        self._stop = threading.Event()
-        self._receiving = threading.Event()
-        self._closing = threading.Event()
-        self._lock = threading.Lock()
-        self._drain = DrainWatch(settings.receivers)
+        self._stop, self._receiving, self._closing = threading.Event(), threading.Event(), threading.Event()
+        self._lock, self._drain = threading.Lock(), DrainWatch(settings.receivers)
         self._failure: BaseException | None = None
         self._retries = RetryReport(clock, settings.connect_timeout)
-        self._run_id = f"{now().strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
-        self._seq = 0
+        self._run_id, self._seq = f"{now().strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}", 0
         self.summary = RunSummary()
 
     def _poison_mover(self, dlq: DeadLetterQueue | None) -> PoisonMover | None:
@@ -227,8 +225,8 @@ class Poller:
 
     def _drained(self) -> bool:
         """Every receiver saw the queue empty, nothing waits in the inbox, and every delete (and
-        poison move, which may put messages back) is done."""
-        return self._drain.drained() and self._inbox.empty() and not self._deleting
+        poison move, which may put messages back) is done, a failed one deleted (`Leftovers`)."""
+        return self._drain.drained() and self._inbox.empty() and not self._deleting and not self._left
 
     def _finish(self, batch: OpenBatch) -> None:
         """Stop receiving and commit the open batch with what the inbox holds, at once; then
@@ -243,6 +241,7 @@ class Poller:
         if batch.messages:
             self._close(batch)
         self._collect(0)
+        self._left.settle(self.summary)
 
     def _receive_loop(self, receiver: int) -> None:
         s, failures = self.settings, 0
@@ -322,7 +321,7 @@ class Poller:
         started = self._clock()
         acks = self._acker.delete(batch.ack)
         moves = self._move_poison(batch.poison)
-        self._keeper.release(batch.handles)
+        self._left.settled(batch.handles, acks)  # releases the others from the heartbeat
         return acks, moves, self._clock() - started
 
     def _collect(self, keep: int) -> None:
@@ -333,6 +332,7 @@ class Poller:
             acks, moves, ack_s = done.result()
             self._crash("after_delete")
             self.summary.add(batch, BatchOutcome(version, acks, moves, open_s, commit_s, ack_s))
+        self._left.retry(self.summary)  # when due: a failed delete is tried again (`Leftovers`)
 
     def _settle(self) -> None:
         """At the end, failed or not: wait for every delete under way and count it."""

@@ -87,8 +87,10 @@ class BatchSection:
         "--drain-wait-seconds) after the last message; the last partial batch is then committed "
         "at once, without waiting --batch-seconds. Without it, poll until SIGTERM/SIGINT.")
     delete_attempts: int = setting(
-        3, "Attempts for a delete entry that failed on the server side; after that the message is "
-        "left to come back (its event is recognisable by event_id, so nothing is duplicated).")
+        3, "Attempts for a delete entry that failed on the server side, and rounds of deletes again "
+        "(kept hidden, pausing 1 s, 2 s, …) for a committed batch whose delete call failed: a drain "
+        "(--until-empty) ends only after them. After that the message is left to come back (its "
+        "event is recognisable by event_id, so nothing is duplicated).")
 
     def validate(self) -> list[str]:
         problems = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -205,6 +205,7 @@ class MemoryTarget:
     table: list[dict[str, Any]] | None = None
     history: list[TargetCommit] = field(default_factory=list)
     stages_rows = True
+    stamp: Mapping[str, str] = field(default_factory=dict)
 
     def checkpoint(self) -> Checkpoint:
         return checkpoint_from(self.commits(), self.app_id, len(self.history) - 1)
@@ -230,12 +231,12 @@ class MemoryTarget:
             gone = {(o.bucket, o.key) for o in change.objs}
             outcomes = removal_outcomes(change.objs, change.decided, self._counts(gone))
             meta = load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE,
-                             previous=newest_watermark(self.commits, self.app_id))
+                             previous=newest_watermark(self.commits, self.app_id), stamp=self.stamp)
             return MemoryStaged(outcomes, start, meta, [], gone)
         earlier = {(o.bucket, o.key) for o in replacing(change.outcomes, change.replace)}
         outcomes = replaced_outcomes(change.outcomes, self._counts(earlier))
         meta = load_meta(self.app_id, batch_id, start, end, outcomes,
-                         previous=newest_watermark(self.commits, self.app_id))
+                         previous=newest_watermark(self.commits, self.app_id), stamp=self.stamp)
         return MemoryStaged(outcomes, start, meta, list(change.batch.data or []), earlier)
 
     def publish(self, staged: MemoryStaged) -> int:
@@ -249,7 +250,8 @@ class MemoryTarget:
                         operation: str = RESET) -> int:
         self.table = self.table if self.table is not None else []
         return self._commit(position_meta(self.app_id, start, to, reason, operation,
-                                          previous=newest_watermark(self.commits, self.app_id)))
+                                          previous=newest_watermark(self.commits, self.app_id),
+                                          stamp=self.stamp))
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,9 +15,10 @@ import pyarrow.compute as pc
 from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.errors import TerminalError
 from lakeinlet.events import ObjectEvent, ReceivedEvent
+from lakeinlet.incremental.archived import IDENTITY_META
 from lakeinlet.incremental.bounds import bounds_of
 from lakeinlet.incremental.ledger import DeltaLedger
-from lakeinlet.incremental.model import FINAL
+from lakeinlet.incremental.model import FINAL, PlannedObject
 from lakeinlet.incremental.ports import ListedObject, ObjectStorePort
 from lakeinlet.own import OwnLocations
 
@@ -31,6 +32,8 @@ class BackfillPlan:
     missing: tuple[ListedObject, ...]
     own: int = 0
     """Listed objects under lakeinlet's own locations: never appended."""
+    archived: int = 0
+    """Unknown objects whose HEAD found an archived copy's mark: never appended."""
 
     @property
     def bytes(self) -> int:
@@ -39,6 +42,9 @@ class BackfillPlan:
     def lines(self) -> list[str]:
         out = [f"  {o.key}  {o.size} bytes  etag {o.etag}" for o in self.missing]
         own = f"; {self.own} under lakeinlet's own tables left out" if self.own else ""
+        if self.archived:
+            own += (f"; {self.archived} archived copies (x-amz-meta-{IDENTITY_META}, written by "
+                    "--after-load archive) left out")
         return [*out, f"{len(self.missing)} objects, {self.bytes} bytes to add "
                       f"(of {self.listed} listed{own})"]
 
@@ -55,6 +61,21 @@ def diff(listed: Iterable[ListedObject], known: set[Ref], since: datetime | None
         elif (since is None or o.last_modified >= since) and (o.bucket, o.key, o.etag or "") not in known:
             missing.append(o)
     return BackfillPlan(count, tuple(missing), owned)
+
+
+def without_archived(plan: BackfillPlan, store: ObjectStorePort) -> BackfillPlan:
+    """`plan` without the archived copies among its objects. A listing carries no metadata, so each
+    object to append is HEADed: one request per object the loader would HEAD anyway, and the only
+    sure sign of another table's archive (this loader's own archive is left out by location)."""
+    if not plan.missing:
+        return plan
+    heads = store.head_many([_planned(o) for o in plan.missing])
+    keep = tuple(o for o in plan.missing if not getattr(heads.get((o.bucket, o.key)), "archive_of", None))
+    return replace(plan, missing=keep, archived=len(plan.missing) - len(keep))
+
+
+def _planned(o: ListedObject) -> PlannedObject:
+    return PlannedObject(o.bucket, o.key, o.etag, None, o.size, "backfill-head", o.last_modified, -1)
 
 
 def known_refs(changelog: DeltaChangelog, ledger: DeltaLedger, bucket: str, prefix: str) -> set[Ref]:
@@ -90,6 +111,7 @@ def backfill(store: ObjectStorePort, changelog: DeltaChangelog, ledger: DeltaLed
     """Plan the backfill and, unless `dry_run`, append its events as one changelog commit (never
     one for an object under lakeinlet's `own` locations)."""
     plan = diff(store.list(bucket, prefix), known_refs(changelog, ledger, bucket, prefix), since, own)
+    plan = without_archived(plan, store)
     if plan.missing and not dry_run:
         events = synthetic_events(plan.missing)
         changelog.append(events, {"source": "backfill", "poll_batch": events[0].poll_batch,

@@ -39,4 +39,5 @@ def table_lines(parts: Parts, now: datetime | None = None) -> list[str]:
              f"target:    {parts.target.uri}", *view.lines()[0:1], *view.lines()[2:3],
              view.freshness_line()]
     catalog = parts.catalog_line()
-    return lines + ([catalog] if catalog else [])
+    filters = parts.filters_line()
+    return lines + [line for line in (catalog, filters) if line]

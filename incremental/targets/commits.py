@@ -5,10 +5,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from types import MappingProxyType
 
+from lakeinlet.incremental.filter_record import FILTERS, GAP
 from lakeinlet.incremental.model import (
     LOAD,
     LOADED,
@@ -24,19 +26,22 @@ from lakeinlet.incremental.model import (
 )
 
 META = "lakeinlet."
+NO_STAMP: Mapping[str, str] = MappingProxyType({})
 
 
 def load_meta(app_id: str, batch_id: str, start: Position, end: Position,
               outcomes: Sequence[Outcome] | None, operation: str = LOAD, *,
-              covers: Sequence[Outcome] | None = None, previous: Watermark | None = None) -> dict[str, str]:
+              covers: Sequence[Outcome] | None = None, previous: Watermark | None = None,
+              stamp: Mapping[str, str] = NO_STAMP) -> dict[str, str]:
     """Metadata of a load/remove commit, with its watermark (see `watermark`).
 
     Args:
         outcomes: recorded in the commit; None: the adapter keeps them elsewhere, and passes them
             as `covers` for the watermark.
         previous: the watermark of the loader's newest commit (`newest_watermark`).
+        stamp: what every commit of the run records (`filter_record.stamp`: its filters).
     """
-    meta = {"operation": operation, "app_id": app_id, "batch": batch_id,
+    meta = {**stamp, "operation": operation, "app_id": app_id, "batch": batch_id,
             "start": start.to_json(), "position": end.to_json()}
     if outcomes is not None:
         meta["outcomes"] = outcomes_json(outcomes)
@@ -45,11 +50,12 @@ def load_meta(app_id: str, batch_id: str, start: Position, end: Position,
 
 
 def position_meta(app_id: str, start: Position | None, to: Position, reason: str,
-                  operation: str = RESET, *, previous: Watermark | None = None) -> dict[str, str]:
+                  operation: str = RESET, *, previous: Watermark | None = None,
+                  stamp: Mapping[str, str] = NO_STAMP) -> dict[str, str]:
     """Metadata of a checkpoint-only commit (a reset, or the recorded first-run start). It keeps
     `previous`'s event time: the rows loaded before a reset are still in the table, so the table
     is as fresh as before; only the changelog version follows the checkpoint."""
-    meta = {"operation": operation, "app_id": app_id, "start": (start or Position(-1)).to_json(),
+    meta = {**stamp, "operation": operation, "app_id": app_id, "start": (start or Position(-1)).to_json(),
             "position": to.to_json(), "reason": reason}
     return meta | watermark((), to, previous).to_meta()
 
@@ -131,7 +137,8 @@ def checkpoint_from(commits: Iterable[TargetCommit], app_id: str, version: int) 
     at = next((c for c in ours if c.position is not None), None)
     if at is None:
         return Checkpoint(None, version)
-    return Checkpoint(at.position, version, at.timestamp, watermark_from(ours, app_id))
+    return Checkpoint(at.position, version, at.timestamp, watermark_from(ours, app_id),
+                      at.meta.get(FILTERS), at.meta.get(GAP))
 
 
 def watermark_from(commits: Iterable[TargetCommit], app_id: str) -> Watermark | None:

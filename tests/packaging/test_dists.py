@@ -20,7 +20,7 @@ def wheel_names(dists: Dists) -> set[str]:
 
 
 def sdist_names(dists: Dists) -> set[str]:
-    """Members relative to the sdist's top folder (`lakeinlet-0.1.0/`)."""
+    """Members relative to the sdist's top folder (`lakeinlet-VERSION/`)."""
     with tarfile.open(dists.sdist) as tar:
         return {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
 

@@ -155,9 +155,15 @@ def test_a_replacing_load_deletes_the_earlier_versions_rows(subject: Subject) ->
 
 def test_a_position_commit_moves_the_checkpoint_only(subject: Subject) -> None:
     a = obj("a")
+    gap = '{"through": 3, "changes": "--prefix o/ → o/, all/"}'  # non-ASCII, as a gap line has
+    subject.target.stamp = {"filters": '{"prefix": ["o/"]}', "filters_gap": gap}
     publish_load(subject, [a], -1, 0)
+    ck = subject.target.checkpoint()
+    assert (ck.filters, ck.filters_gap) == ('{"prefix": ["o/"]}', gap)  # kept beside it
+    subject.target.stamp = {}
     subject.target.commit_position(Position(0), Position(7), "replay", RESET)
     assert subject.target.checkpoint().position == Position(7) and visible(subject) == Counter(ids(a))
+    assert subject.target.checkpoint().filters is None  # as of the newest checkpoint
     newest = subject.target.commits(1)[0]
     assert newest.operation == RESET and newest.meta["reason"] == "replay"
     assert [v for v, _, _ in subject.target.batches_after(-1)] == [

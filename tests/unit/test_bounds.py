@@ -71,7 +71,7 @@ def drain(config: LoaderConfig, objects: Sequence[tuple[str, str]]) -> tuple[Led
     the ledger's (status, reason) per object, the store and the reader."""
     changelog, store, reader, ledger = FakeChangelog(), SeenStore(), SeenReader(), FakeLedger()
     changelog.versions.append([row(0, i, b, k) for i, (b, k) in enumerate(objects)])
-    loader = build(config).loader()
+    loader = build(config).loader(record=False)  # its target is replaced: the real one is never read
     loader.changelog, loader.store, loader.target, loader.ledger = changelog, store, FakeTarget(), ledger
     loader.reader = lambda: reader
     loader.caps = replace(loader.caps, max_files=100)

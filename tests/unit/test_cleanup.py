@@ -401,6 +401,7 @@ def test_with_routes_a_key_two_routes_load_is_shared_and_remove_rows_is_refused(
     assert clean is not None
     assert [clean.shared(k) for k in ("all/x", "all/skip/x", "orders/x")] == ["clicks", None, None]
     assert clean.loads("clicks/x") and not clean.loads("other/x")  # an archive there would be loaded again
+    assert clean.loads_from("any-bucket")  # no --bucket: an archive in any bucket would be loaded again
     with pytest.raises(ConfigError, match="remove the rows just loaded"):
         build_cleanup(first_route(orders + "; on_delete=remove-rows"))
 
@@ -496,3 +497,38 @@ def test_lakeinlets_own_tables_and_other_buckets_are_never_cleaned_up_whatever_t
         f"never cleaned up: lakeinlet's own table s3://{SRC}/lake/: never loaded nor cleaned up "
         "(lakeinlet writes there)")
     assert reasons["in/b.json"].startswith(f"never cleaned up: bucket not in --bucket ({SRC})")
+
+
+def test_an_archive_in_another_bucket_the_loader_loads_from_is_refused(s3: Any, ledger: DeltaLedger,
+                                                                       record: DeltaCleanupLog) -> None:
+    """Issue 36: no --bucket and no key filter, archive in another bucket: the refusal did not fire."""
+    load(ledger, 0, ("a", put(s3, "a"), LOADED))
+    with pytest.raises(TerminalError, match=f"s3://{ARCHIVE}/old/{SRC}/a is a key this loader loads"):
+        cleanup(s3, ledger, record, loads=lambda key: True, loads_from=lambda bucket: True).run()
+    assert keys(s3, SRC) == {"a"} and record.read().num_rows == 0
+    assert cleanup(s3, ledger, record, loads=lambda key: True,
+                   loads_from=lambda bucket: bucket == SRC).run().done == {"archived": 1}
+
+
+@pytest.mark.parametrize("parquet", [False, True], ids=["head", "tail-get"])
+def test_archived_copies_are_never_new_objects_to_the_loader_nor_to_backfill(
+        s3: Any, ledger: DeltaLedger, record: DeltaCleanupLog, parquet: bool) -> None:
+    """Issue 36: backfilling an archive bucket appended the archived copies (another table's
+    archive included) and the loader loaded them again."""
+    from lakeinlet.incremental.commands.backfill import diff, without_archived
+    from lakeinlet.incremental.heads import head_outcome
+    from lakeinlet.incremental.objects import S3ObjectStore
+
+    load(ledger, 0, ("a.json", put(s3, "a.json"), LOADED))
+    assert cleanup(s3, ledger, record).run().done == {"archived": 1}
+    put(s3, "new.json", bucket=ARCHIVE)  # a plain upload beside the archive
+    store = S3ObjectStore(AwsSection(), s3=s3, parquet=parquet)
+    plan = without_archived(diff(store.list(ARCHIVE, ""), set(), None), store)
+    assert [o.key for o in plan.missing] == ["new.json"] and plan.archived == 1
+    assert "1 archived copies (x-amz-meta-lakeinlet-source-identity" in plan.lines()[-1]
+    objs = [PlannedObject(ARCHIVE, k, None, None, 1, k, datetime.now(UTC), 0)
+            for k in (f"old/{SRC}/a.json", "new.json")]
+    heads = store.head_many(objs)
+    verdicts = [head_outcome(o, heads[(o.bucket, o.key)], 10**6) for o in objs]
+    assert verdicts[1] is None and verdicts[0] is not None and verdicts[0].status == FILTERED
+    assert verdicts[0].reason.startswith(f"an archived copy of a loaded object (s3://{ARCHIVE}/old/{SRC}/a.json")

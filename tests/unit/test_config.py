@@ -95,3 +95,45 @@ def test_help_and_reference_come_from_the_field_docs() -> None:
     assert "Events per commit." in text and "LAKEINLET__DEMO__BATCH_SIZE" in text
     ref = reference_markdown(DemoConfig, "Demo")
     assert "| `--batch-size` |" in ref and "Events per commit." in ref
+
+
+def test_unknown_sections_and_keys_in_the_config_file_are_refused_with_the_nearest_name(
+        tmp_path: Path) -> None:
+    """Issue 36: a typo in --config-file was silently ignored (the setting kept its default)."""
+    toml = tmp_path / "c.toml"
+    toml.write_text('top = 1\n[demo]\nbatch_sise = 7\nmax-files = 3\nregion = "x"\nuntil-empty = true\n'
+                    '[awz]\nregion = "eu-west-1"\n[spark]\nmaster = "local"\n')
+    with pytest.raises(ConfigError) as info:
+        resolve(DemoConfig, parse([]), environ={}, toml_path=str(toml))
+    assert info.value.problems == [
+        f"config file {toml}: top is outside any [section]: settings are `[section] key = value`",
+        f"config file {toml}: unknown key batch_sise in [demo] (did you mean batch_size?)",
+        f"config file {toml}: unknown key max-files in [demo]",
+        f"config file {toml}: unknown key region in [demo] (did you mean [aws] region?)",
+        f"config file {toml}: unknown key until-empty in [demo] (did you mean until_empty?)",
+        f"config file {toml}: unknown section [awz] (did you mean [aws]?)",
+        f"config file {toml}: unknown section [spark] (sections: aws, demo, log)"]
+
+
+@dataclass(frozen=True)
+class OtherCommand:
+    aws: AwsSection
+    other: DemoSection
+
+
+def test_a_section_another_command_of_the_job_reads_is_not_unknown(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toml = tmp_path / "c.toml"
+    toml.write_text('[demo]\nbatch_size = 7\n[other]\nname = "n"\n')
+    cfg = resolve(DemoConfig, parse([]), environ={}, toml_path=str(toml), also=[OtherCommand])
+    assert cfg.demo.batch_size == 7
+    from lakeinlet.incremental.job import main as load
+    from lakeinlet.sources.job import main as poll
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[aws]\nregoin = "x"\n[plan]\nmax_files = 5\n[queue]\nurl = "q"\n')
+    for main, other in ((load, "[queue]"), (poll, "[plan]")):  # both jobs refuse a typo
+        assert main(["status", "--config-file", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert "unknown key regoin in [aws] (did you mean region?)" in err
+        assert f"unknown section {other}" in err

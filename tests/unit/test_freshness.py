@@ -149,7 +149,8 @@ def changelog(tmp: Path, versions: int) -> DeltaChangelog:
 
 def parts(target: Any, cl: DeltaChangelog) -> Any:
     """What `status_lines` reads of a job's parts (no queue URL: no SQS client is made)."""
-    return SimpleNamespace(config=None, target=target, changelog=cl, catalog_line=lambda: None)
+    return SimpleNamespace(config=None, target=target, changelog=cl, catalog_line=lambda: None,
+                           filters_line=lambda: None)
 
 
 def loaded_target(tmp: Path, end: int, at: datetime) -> DeltaTarget:

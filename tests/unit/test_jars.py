@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import lakeinlet
+
 import os
 import stat
 from pathlib import Path
@@ -67,7 +69,7 @@ def test_spark_4_takes_scala_2_13_hadoop_3_4_jars_and_has_no_hudi(capsys: pytest
     assert capsys.readouterr().err.strip().splitlines() == [
         "lakeinlet jars: Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need Spark 3.5 "
         "(a virtualenv with lakeinlet's spark35 extra: "
-        "pip install 'dist/lakeinlet-0.1.0-py3-none-any.whl[spark35]')"]
+        f"pip install '{lakeinlet.wheel()}[spark35]')"]
     assert jars.main(["--packages", "--spark", "4.1"]) == 0  # the line's runtime groups: s3a, iceberg
     assert "hudi" not in capsys.readouterr().out
 

@@ -104,3 +104,24 @@ def test_position_round_trips_and_rejects_unknown_formats() -> None:
     assert Position.from_json(pos.to_json()) == pos
     with pytest.raises(ValueError, match="format"):
         Position.from_json('{"format": 99, "complete": 1}')
+
+
+def test_superseded_events_ride_along_without_counting_to_max_files() -> None:
+    """Issue 36: 1,000 objects with 8 overwritten twice were split 992 + 8 under --max-files 1000."""
+    again = [rec(0, "k1", 10, etag="v2"), rec(0, "k2", 11, etag="v2"), rec(0, "k6", 12), rec(1, "k7", 0)]
+    records = [rec(0, f"k{i}", i) for i in range(6)] + again
+    rows = rows_from_records(records)
+    caps = Caps(max_files=6, max_bytes=10**9)
+    taken, pos = take(rows, Position(-1), caps, sizes(rows))
+    assert [r.key for r in taken] == ["k0", "k1", "k2", "k3", "k4", "k5", "k1", "k2"]
+    assert pos == Position(-1, 8)  # resumes exactly at k6, inside the split commit
+    plan = plan_batch(rows, Position(-1), caps, Filters(), sizes(rows), nothing_known)
+    assert len(plan.to_read) == 6 and plan.superseded == 2
+    taken, pos = take(rows, pos, caps, sizes(rows))
+    assert [r.key for r in taken] == ["k6", "k7"] and pos == Position(1)
+
+
+def test_a_superseding_event_still_bounds_the_bytes() -> None:
+    rows = rows_from_records([rec(0, "a", 0, size=400), rec(0, "b", 1, size=400), rec(0, "a", 2, size=700)])
+    taken, pos = take(rows, Position(-1), Caps(100, 1000), sizes(rows))
+    assert [r.key for r in taken] == ["a", "b"] and pos == Position(-1, 2)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 
 import pytest
 
+from lakeinlet.errors import TransientError
+from lakeinlet.sources import redelete
 from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.memory import InMemoryQueue
 from lakeinlet.sources.poller import Poller
-from lakeinlet.sources.ports import Message
+from lakeinlet.sources.ports import EntryFailure, Message
 from tests.fakes import MemoryChangelog, s3_body, settings
 
 pytestmark = pytest.mark.unit
@@ -109,3 +112,39 @@ def test_a_held_receiver_resumes_when_another_brings_messages() -> None:
     watch.record(1, 3)
     assert released.wait(2), "receiver 0 should resume once receiver 1 brought messages"
     thread.join(2)
+
+
+class FailingDeletes(InMemoryQueue):
+    """Its first `fails` delete calls fail as a timeout under load does (after the client's retries)."""
+
+    def __init__(self, fails: int) -> None:
+        super().__init__()
+        self.fails, self.calls = fails, 0
+
+    def delete(self, receipt_handles: Sequence[str]) -> list[EntryFailure]:
+        self.calls += 1
+        if self.calls <= self.fails:
+            raise TransientError("delete_message_batch: read timeout (injected)")
+        return super().delete(receipt_handles)
+
+
+def test_a_drain_never_ends_with_committed_messages_whose_delete_failed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36: `--until-empty` exited with 10 committed messages in flight (one failed delete call,
+    left to redelivery): they came back as duplicate changelog rows."""
+    monkeypatch.setattr(redelete, "FIRST_PAUSE", 0.01)
+    queue, changelog = FailingDeletes(fails=2), MemoryChangelog()
+    queue.send_batch([s3_body(f"k{i}") for i in range(10)])
+    summary = Poller(queue=queue, changelog=changelog, settings=settings(receivers=1)).run()
+    assert (summary.commits, summary.acked, summary.delete_failures) == (1, 10, 0), summary
+    assert (queue.depths().visible, queue.depths().in_flight) == (0, 0)
+
+
+def test_deletes_that_keep_failing_are_let_go_after_the_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(redelete, "FIRST_PAUSE", 0.01)
+    queue = FailingDeletes(fails=10**6)
+    queue.send_batch([s3_body(f"k{i}") for i in range(10)])
+    summary = Poller(queue=queue, changelog=MemoryChangelog(),
+                     settings=settings(receivers=1, delete_attempts=2)).run()
+    assert (summary.acked, summary.delete_failures, queue.calls) == (0, 10, 3), summary  # 1 + 2 retries
+    assert queue.depths().in_flight == 10  # left to redelivery, and counted

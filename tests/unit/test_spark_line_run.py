@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import lakeinlet
+
 from pathlib import Path
 
 import pytest
@@ -22,5 +24,5 @@ def test_a_hudi_run_on_a_line_without_hudi_stops_at_once(tmp_path: Path, monkeyp
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "error: Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need Spark 3.5 "
         "(a virtualenv with lakeinlet's spark35 extra: "
-        "pip install 'dist/lakeinlet-0.1.0-py3-none-any.whl[spark35]')")
+        f"pip install '{lakeinlet.wheel()}[spark35]')")
     assert not (tmp_path / "t").exists()

@@ -4,7 +4,7 @@ the files with delta-rs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -67,6 +67,8 @@ class DeltaTarget:
     history). A second loader fails cleanly: delta-rs rejects a commit whose app id moved
     concurrently, and the checkpoint is checked again just before committing.
     """
+
+    stamp: Mapping[str, str] = tc.NO_STAMP  # set per run (`filter_record.stamp`)
 
     stages_rows = True
 
@@ -150,7 +152,7 @@ class DeltaTarget:
             outcomes, files = tc.replaced_outcomes(outcomes, counts), [*files, *kept]
         staged.outcomes = list(outcomes)
         meta = tc.load_meta(self.app_id, staged.batch_id, staged.start, staged.end, outcomes,
-                            previous=self._checkpoint(dt).watermark) | {
+                            previous=self._checkpoint(dt).watermark, stamp=self.stamp) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
         return self._commit(dt, [*removes, *(_add(f) for f in files)], staged.end, meta)
 
@@ -228,7 +230,7 @@ class DeltaTarget:
         counts, removes, files = self._without(dt, objs, batch_id) if objs else ({}, [], [])
         outcomes = tc.removal_outcomes(objs, change.decided, counts)
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE,
-                            previous=self._checkpoint(dt).watermark) | {
+                            previous=self._checkpoint(dt).watermark, stamp=self.stamp) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
         return Staged(self, outcomes, files, start, end, batch_id, removal=(dt, removes), meta=meta)
 
@@ -270,7 +272,8 @@ class DeltaTarget:
         """A commit without files that moves `txn` and says why (a reset, or a first run's start)."""
         dt = self._ensure(self._fallback_schema())
         return self._commit(dt, [], to, tc.position_meta(self.app_id, start, to, reason, operation,
-                                                         previous=self._checkpoint(dt).watermark))
+                                                         previous=self._checkpoint(dt).watermark,
+                                                         stamp=self.stamp))
 
     def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
         dt = self.table()

@@ -8,7 +8,7 @@ import json
 import logging
 import posixpath
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -119,6 +119,8 @@ class HudiTarget:
     rolls back.
     """
 
+    stamp: Mapping[str, str] = tc.NO_STAMP  # set per run (`filter_record.stamp`)
+
     stages_rows = _StagesRows()
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str],
@@ -194,13 +196,13 @@ class HudiTarget:
         victims = self._victims(earlier) if earlier else None
         if victims is None:
             meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes,
-                                previous=tc.newest_watermark(self.commits, self.app_id))
+                                previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
             staged = Staged(outcomes, start, meta, data, batch.schema, self._operation())
         else:
             rows, counts = victims
             outcomes = tc.replaced_outcomes(outcomes, counts)
             meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes,
-                                previous=tc.newest_watermark(self.commits, self.app_id))
+                                previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
             staged = Staged(outcomes, start, meta, self._with_deletions(data, rows, batch_id, batch.data),
                             batch.schema, "upsert", REPLACING)
         if one:
@@ -303,7 +305,7 @@ class HudiTarget:
                       victims.groupBy("_source_bucket", "_source_key").count().collect()}
         outcomes = tc.removal_outcomes(change.objs, change.decided, counts)
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE,
-                            previous=tc.newest_watermark(self.commits, self.app_id))
+                            previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
         if not counts:  # nothing to delete: a commit that only moves the checkpoint
             return Staged(outcomes, start, meta, None, None, "insert")
         return Staged(outcomes, start, meta, victims, None, "delete")
@@ -314,7 +316,7 @@ class HudiTarget:
         self.lease.check()
         return self._write(None, None, tc.position_meta(
             self.app_id, start, to, reason, operation,
-            previous=tc.newest_watermark(self.commits, self.app_id)), "insert")
+            previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp), "insert")
 
     def batches_after(self, target_version: int) -> list[tuple[int, str, list[Outcome]]]:
         """Loader commits after `target_version` in the active timeline.

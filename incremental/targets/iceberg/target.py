@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -75,6 +75,8 @@ class IcebergTarget:
     `sleep`: the pauses before looking again at a table or namespace another creator may be making.
     """
 
+    stamp: Mapping[str, str] = tc.NO_STAMP  # set per run (`filter_record.stamp`)
+
     stages_rows = True
 
     def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
@@ -117,7 +119,8 @@ class IcebergTarget:
             found = self._counts(base, where)
             outcomes = tc.removal_outcomes(change.objs, change.decided, found)
             meta, data = tc.load_meta(self.app_id, batch_id, start, end, None, REMOVE, covers=outcomes,
-                                      previous=tc.newest_watermark(self.commits, self.app_id)), None
+                                      previous=tc.newest_watermark(self.commits, self.app_id),
+                                      stamp=self.stamp), None
         else:
             base = self._base(change.batch.schema, start)
             outcomes, where, data = list(change.outcomes), None, change.batch.data
@@ -127,7 +130,7 @@ class IcebergTarget:
                 found = self._counts(base, tc.keys_sql(earlier))
                 outcomes, where = tc.replaced_outcomes(outcomes, found), tc.keys_sql(earlier)
             meta = tc.load_meta(self.app_id, batch_id, start, end, None, covers=outcomes,
-                                previous=tc.newest_watermark(self.commits, self.app_id))
+                                previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
         self.outcomes.put(batch_id, outcomes)
         self._append_to_branch(base, data, meta, where if found else None)
         return Staged(list(outcomes), meta)
@@ -157,7 +160,7 @@ class IcebergTarget:
                         operation: str = RESET) -> int:
         """A snapshot without rows that moves the checkpoint (a reset, or a first run's start)."""
         meta = tc.position_meta(self.app_id, start, to, reason, operation,
-                                previous=tc.newest_watermark(self.commits, self.app_id))
+                                previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
         self._append_to_branch(self._base(None, None), None, meta)
         return self._fast_forward(meta)
 
