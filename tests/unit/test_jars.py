@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import lakeinlet
-
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
+import lakeinlet
 from lakeinlet import jars
 from lakeinlet.spark import SparkSection, jar_list, session_conf
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import lakeinlet
-
 from pathlib import Path
 
 import pytest
 
+import lakeinlet
 from lakeinlet import jars
 from lakeinlet.incremental.job import main
 
