@@ -25,6 +25,8 @@ class ObjectHead:
     size: int
     etag: str | None
     last_modified: datetime | None = None
+    first: bytes | None = None
+    """The object's first bytes (JSON/CSV sources: `read.sniff` judges them), None if not read."""
 
 
 @dataclass(frozen=True)

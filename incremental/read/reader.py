@@ -22,7 +22,7 @@ from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
-from lakeinlet.incremental.read import checks, file_index, lineage_hash, paths
+from lakeinlet.incremental.read import checks, file_index, lineage_hash, paths, sniff
 from lakeinlet.incremental.read.file_index import Planned
 from lakeinlet.incremental.settings import ReadSection
 
@@ -73,6 +73,11 @@ class SparkReader:
         """The object's path with Hadoop glob characters escaped: `in/a[1].json` is that object."""
         return GLOB.sub(r"\\\1", self.uri(o))
 
+    def _option(self, name: str) -> str:
+        """A read option's value, lower case ("" when unset): Spark takes option names in any case."""
+        found = {k.lower(): v for k, v in self.settings.options.items()}
+        return str(found.get(name.lower(), "")).lower()
+
     def reader(self, strict: bool = False, merge: bool = True) -> Any:
         """Spark's reader for the source format; `strict` fails on the first bad byte; `merge`
         (Parquet without --schema) merges the files' schemas."""
@@ -107,6 +112,8 @@ class SparkReader:
         `checks.one_pass`). Sizes and mtimes are compared once per file at planning, not per row:
         the plan's file statuses are what Spark reports as each row's `_metadata`."""
         failed: Failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
+        if self.settings.source_format == "json":
+            failed |= sniff.cut_short(objs, heads or {}, self._option("multiLine") == "true")
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
         footers = self._footers(objs, heads or {}, failed)
         objs = [o for o in objs if (o.bucket, o.key) not in failed]

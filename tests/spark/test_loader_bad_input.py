@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,21 @@ def test_a_batch_of_only_unparseable_json_is_set_aside_not_a_crash(spark: Any, a
     assert ledger["json/blank.jsonl"][:2] == ("loaded", 0)
     assert target_rows(p).num_rows == 2 and p.target.checkpoint().position is not None
     assert p.target.checkpoint().position.complete == 1
+
+
+def test_records_concatenated_without_newlines_are_set_aside_never_loaded_short(
+        spark: Any, aws: AwsSection) -> None:
+    """Firehose's default output: Spark's JSON reader reads the first record of a line only."""
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("json", 1, 2)[0]
+    firehose = b'{"order_id":7}{"order_id":8}{"order_id":9}'
+    p = parts(make_config(aws, lake, "json"), spark)
+    record(p.changelog, [put(s3, landing, good.key, good.body),
+                         put(s3, landing, "fh/plain", firehose),
+                         put(s3, landing, "fh/zipped.gz", gzip.compress(firehose))])
+    p.loader().drain()
+    ledger = _ledger(p)
+    for key in ("fh/plain", "fh/zipped.gz"):
+        assert ledger[key][:2] == ("corrupt", 0)
+        assert "concatenated without newlines" in ledger[key][2] and "delimiter" in ledger[key][2]
+    assert ledger[good.key][:2] == ("loaded", 2) and target_rows(p).num_rows == 2
