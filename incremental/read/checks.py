@@ -23,10 +23,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from lakeinlet import column_names
 from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, SCHEMA_CONFLICT, PlannedObject
 from lakeinlet.incremental.ports import Footer, ObjectHead
+from lakeinlet.incremental.read import hints
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.read.reader import SparkReader
@@ -141,16 +143,19 @@ def no_rows(reader: SparkReader, o: PlannedObject, s: Seen | None) -> tuple[str,
 
 
 def root_cause(exc: BaseException) -> str:
-    """The innermost Java cause's message (e.g. "... is not a Parquet file. Expected magic
-    number ..."), not py4j's "An error occurred while calling o116.load."."""
+    """The first line of the innermost Java cause's message (e.g. "... is not a Parquet file.
+    Expected magic number ..."), not py4j's "An error occurred while calling o116.load.", with
+    what to do about it when `hints` knows."""
     java = getattr(exc, "java_exception", None)
     while java is not None and java.getCause() is not None:
         java = java.getCause()
     if java is not None:
-        return f"{java.getClass().getSimpleName()}: {java.getMessage()}"[:500]
+        message = next((ln.strip() for ln in str(java.getMessage()).splitlines() if ln.strip()), "")
+        return hints.advice(f"{java.getClass().getSimpleName()}: {message}"[:500])
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     caused = [ln for ln in lines if ln.startswith("Caused by:")]
-    return (caused[-1][len("Caused by:"):].strip() if caused else (lines[0] if lines else repr(exc)))[:500]
+    return hints.advice((caused[-1][len("Caused by:"):].strip() if caused
+                         else (lines[0] if lines else repr(exc)))[:500])
 
 
 def short_of_footer(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref, Seen],
@@ -305,7 +310,7 @@ def reconcile(reader: SparkReader, df: DataFrame, objs: Sequence[PlannedObject],
     for f in df.schema.fields:
         want = current.get(f.name)
         if want is not None and want != f.dataType:
-            df = df.withColumn(f.name, F.col(f.name).cast(want))
+            df = df.withColumn(f.name, column_names.col(f.name).cast(want))
     if reader.settings.schema_mode == "strict" and (
             new := set(df.columns) - set(current) - {"_corrupt_record"}):
         raise TerminalError(f"--schema-mode strict: batch brings new columns {sorted(new)}")

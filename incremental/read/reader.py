@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,12 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.window import Window
 
-from lakeinlet import fast_paths
+from lakeinlet import column_names, fast_paths
 from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
-from lakeinlet.incremental.read import checks, file_index, lineage_hash, paths, sniff
+from lakeinlet.incremental.read import case_names, checks, file_index, isolate, lineage_hash, paths, sniff
 from lakeinlet.incremental.read.file_index import Planned
 from lakeinlet.incremental.settings import ReadSection
 
@@ -103,6 +104,24 @@ class SparkReader:
 
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
              heads: Mapping[Ref, ObjectHead] | None = None, single_pass: bool = False) -> ReadBatch:
+        """`_read`; when its Spark job fails, the objects that fail alone are set aside (`isolate`)
+        and the others are read again: one object never fails its batch."""
+        try:
+            return self._read(objs, batch_id, table_schema, heads, single_pass)
+        except TerminalError:
+            raise
+        except Exception as exc:  # py4j's and Spark's errors alike: objects read apart tell which
+            found = isolate.failing_alone(
+                lambda some: self._read(some, batch_id, table_schema, heads).release(), objs, exc)
+            if not found:
+                raise
+        rest = [o for o in objs if (o.bucket, o.key) not in found]
+        batch = self.read(rest, batch_id, table_schema, heads, single_pass) if rest else \
+            ReadBatch(None, None, {}, {}, {})
+        return replace(batch, failed=batch.failed | found)
+
+    def _read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
+              heads: Mapping[Ref, ObjectHead] | None = None, single_pass: bool = False) -> ReadBatch:
         """One Spark read over all objects, validated and counted per object (one job), cached.
 
         With `single_pass` (the target checks between writing and committing) a Parquet batch
@@ -137,7 +156,11 @@ class SparkReader:
             return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, observed), objs,
                                   footers, failed, observed)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
-        seen = checks.per_object(df, CORRUPT_COL in df.columns)
+        try:
+            seen = checks.per_object(df, CORRUPT_COL in df.columns)
+        except Exception:
+            df.unpersist()
+            raise
         failed |= checks.problems(self, objs, seen, heads or {}, footers)
         return self._batch(df, seen, failed)
 
@@ -178,6 +201,10 @@ class SparkReader:
             except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
                 if checks.is_merge_conflict(exc):
                     return checks.split_conflicting(self, left, failed, table)
+                if case_names.is_case_conflict(exc) and \
+                        len(kept := case_names.split(self, left, failed, table)) < len(left):
+                    left = kept
+                    continue
                 found = paths.not_found(self.uri, left, exc) or paths.unplannable(
                     lambda some: self.reader(merge=merge).load(list(map(self.load_path, some))), left, exc)
                 if not found:
@@ -231,8 +258,8 @@ class SparkReader:
             found = with_meta.join(F.broadcast(paths), key, "left")
         lineage = [(F.timestamp_micros(F.col("_lineage")[c]) if c.endswith("time")
                     else F.col("_lineage")[c]).alias(c) for c in LINEAGE]
-        out = found.select(*(F.col(c) for c in with_meta.columns if c not in ("_path", "_path_hash")),
-                           *lineage,
+        out = found.select(*(column_names.col(c) for c in with_meta.columns
+                             if c not in ("_path", "_path_hash")), *lineage,
                            F.lit(batch_id).alias("_ingest_batch"))
         if seen is None:
             return out
