@@ -21,6 +21,7 @@ from tests.spark.loader_helpers import (
     target_rows,
     two_row_groups_second_corrupt,
 )
+from tests.targets import Crash, crashing
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 DATA = Path(__file__).resolve().parents[1] / "data" / "loader"
@@ -231,3 +232,20 @@ def test_records_concatenated_without_newlines_are_set_aside_never_loaded_short(
         assert ledger[key][:2] == ("corrupt", 0)
         assert "concatenated without newlines" in ledger[key][2] and "delimiter" in ledger[key][2]
     assert ledger[good.key][:2] == ("loaded", 2) and target_rows(p).num_rows == 2
+
+
+def test_records_that_are_not_utf8_are_quarantined_even_after_a_crash_before_the_quarantine(
+        spark: Any, aws: AwsSection) -> None:
+    """Binary lines (gzip bytes under a plain name, a Latin-1 line) used to crash the quarantine's
+    commit after the target's, for ever: its records were lost and its table left unreadable."""
+    landing, lake, s3 = new_lake(aws)
+    body = b'{"order_id":1}\n\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff\n{"order_id":2}\nZ\xfcrich\n'
+    p = parts(make_config(aws, lake, "json"), spark)
+    record(p.changelog, [put(s3, landing, "json/binary.jsonl", body)])
+    with pytest.raises(Crash):
+        crashing(p.loader(), "committed").run_batch()  # the target committed, the quarantine not
+    p.loader().drain()  # the next run records what the crashed one did not
+    kept = sorted((r["line"], r["record"]) for r in p.quarantine.read().to_pylist())
+    assert [line for line, _ in kept] == [2, 4] and kept[1][1] == "Z\ufffdrich"
+    assert kept[0][1] == "\x1f\ufffd\x08\x00\x00\x00\x00\x00\x02\ufffd"  # gzip's header: 8b, ff do not decode
+    assert _ledger(p)["json/binary.jsonl"][:2] == ("loaded", 2) and target_rows(p).num_rows == 2
