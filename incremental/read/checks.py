@@ -28,7 +28,7 @@ from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, SCHEMA_CONFLICT, PlannedObject
 from lakeinlet.incremental.ports import Footer, ObjectHead
-from lakeinlet.incremental.read import hints
+from lakeinlet.incremental.read import hints, sniff
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.read.reader import SparkReader
@@ -91,7 +91,8 @@ def problems(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref,
         ref, s = (o.bucket, o.key), seen.get((o.bucket, o.key))
         if s is not None and (why := changed_since_head(s, heads.get(ref))):
             failed[ref] = (FILTERED, why)
-        elif (s is None or not s.rows) and o.size and (status := no_rows(reader, o, s)):
+        elif (s is None or not s.rows) and o.size and \
+                (status := no_rows(reader, o, s, getattr(heads.get(ref), "first", None))):
             failed[ref] = status
     if reader.settings.source_format == "parquet":
         failed |= beyond_footer([o for o in objs if (o.bucket, o.key) not in failed], seen, footers)
@@ -128,18 +129,36 @@ def changed_since_head(s: Seen, head: ObjectHead | None) -> str | None:
     return None
 
 
-def no_rows(reader: SparkReader, o: PlannedObject, s: Seen | None) -> tuple[str, str] | None:
-    """An object with bytes but no rows: read it alone, strictly, to name what is wrong (None:
-    a valid object that holds no records, e.g. a CSV of only its header, or blank lines)."""
+def no_rows(reader: SparkReader, o: PlannedObject, s: Seen | None,
+            first: bytes | None = None) -> tuple[str, str] | None:
+    """An object with bytes but no rows: read it alone, strictly, every column parsed, to name
+    what is wrong, with what its `first` bytes are when they tell (None: a valid object that
+    holds no records, e.g. a CSV of only its header, or blank lines)."""
+    found = sniff.what_it_is(first, o.key, reader.multiline) if first else None
+    if s is not None and s.bad and found:
+        return (CORRUPT, f"no parseable record ({s.bad} malformed): {found}")
+    rows = parsed_alone(reader, o)  # the parser's own words for what it refused
     if s is not None and s.bad:
-        return (CORRUPT, f"no parseable record ({s.bad} malformed)")
+        why = f": {root_cause(rows)}" if isinstance(rows, BaseException) else ""
+        return (CORRUPT, f"no parseable record ({s.bad} malformed){why}")
+    if isinstance(rows, BaseException):
+        text = root_cause(rows)
+        missing = "FileNotFound" in str(rows) or "does not exist" in text.lower()
+        return (MISSING, text) if missing else (CORRUPT, f"{found}; Spark: {text}" if found else text)
+    if rows == 0:
+        return None
+    return (CORRUPT, found or f"{rows} rows read alone, none in the batch's read: please report this")
+
+
+def parsed_alone(reader: SparkReader, o: PlannedObject) -> int | BaseException:
+    """The rows of one object read alone, strictly (FAILFAST), every column parsed (a count
+    alone parses nothing), or the error that stopped the read."""
     try:
-        rows = reader.reader(strict=True).load(reader.load_path(o)).count()
+        df = reader.reader(strict=True).load(reader.load_path(o))
+        parsed = F.to_json(F.struct(*map(column_names.col, df.columns))) if df.columns else F.lit("")
+        return int(df.agg(F.count(parsed), F.sum(F.length(parsed))).first()[0])
     except Exception as exc:  # Spark raises Py4J/Analysis errors: classify by their root cause
-        text = root_cause(exc)
-        missing = "FileNotFound" in str(exc) or "does not exist" in text.lower()
-        return (MISSING, text) if missing else (CORRUPT, text)
-    return None if rows == 0 else (CORRUPT, f"{rows} rows read alone, none in the batch's read")
+        return exc
 
 
 def root_cause(exc: BaseException) -> str:

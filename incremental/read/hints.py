@@ -12,6 +12,8 @@ HINTS = (
      "Spark matches without case: rename one in the object and upload it again, or set --schema"),
     ("not a gzip file", "the object is named .gz but is not gzip: upload it under a name without "
      ".gz, or compressed with gzip"),
+    ("nesting depth", "JSON nested deeper than Spark's parser allows (Jackson's limit): flatten "
+     "the records and upload the object again"),
     ("zStandard", "this Hadoop build cannot decompress zstd (its libhadoop lacks it; Spark 4's "
      "Hadoop 3.4 can): decompress it or use gzip, or run on a Hadoop with native zstd"),
 )

@@ -74,6 +74,11 @@ class SparkReader:
         """The object's path with Hadoop glob characters escaped: `in/a[1].json` is that object."""
         return GLOB.sub(r"\\\1", self.uri(o))
 
+    @property
+    def multiline(self) -> bool:
+        """Whether JSON/CSV records may span lines (`multiLine=true`)."""
+        return self._option("multiLine") == "true"
+
     def _option(self, name: str) -> str:
         """A read option's value, lower case ("" when unset): Spark takes option names in any case."""
         found = {k.lower(): v for k, v in self.settings.options.items()}
@@ -90,7 +95,8 @@ class SparkReader:
         """The reader's options and schema (see `reader`)."""
         options = dict(self.settings.options)
         if self.text:
-            options |= {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COL}
+            options |= {"mode": "FAILFAST"} if strict else {
+                "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COL}
         elif not strict:
             options["ignoreCorruptFiles"] = "true"
         if self.settings.source_format == "parquet" and self.schema is None and merge:
@@ -99,7 +105,7 @@ class SparkReader:
             options["ignoreMissingFiles"] = "true"
         if self.schema is None:
             return options, None
-        extra = [T.StructField(CORRUPT_COL, T.StringType())] if self.text else []
+        extra = [T.StructField(CORRUPT_COL, T.StringType())] if self.text and not strict else []
         return options, T.StructType(self.schema.fields + extra)
 
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
@@ -132,7 +138,7 @@ class SparkReader:
         the plan's file statuses are what Spark reports as each row's `_metadata`."""
         failed: Failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
         if self.settings.source_format == "json":
-            failed |= sniff.cut_short(objs, heads or {}, self._option("multiLine") == "true")
+            failed |= sniff.cut_short(objs, heads or {}, self.multiline)
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
         footers = self._footers(objs, heads or {}, failed)
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
@@ -142,7 +148,8 @@ class SparkReader:
         if raw is not None and self.text and not set(raw.columns) - {CORRUPT_COL}:
             # Not one record of the batch parsed, so its inferred schema is the corrupt-record
             # column alone, which Spark refuses to query; each object is judged read alone.
-            failed |= {(o.bucket, o.key): why for o in objs if (why := checks.no_rows(self, o, None))}
+            failed |= {(o.bucket, o.key): why for o in objs if (why := checks.no_rows(
+                self, o, None, getattr((heads or {}).get((o.bucket, o.key)), "first", None)))}
             raw = None
         if raw is not None:
             raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)

@@ -1,5 +1,6 @@
-"""What an object's first bytes say before Spark reads it: JSON records that Spark would read only
-the first of (concatenated without newlines, or one per line under multiLine)."""
+"""What an object's first bytes say: JSON records that Spark would read only the first of
+(concatenated without newlines, or one per line under multiLine), before the read; what an object
+that yielded no record really is (compressed, Avro, Parquet, one multi-line document), after."""
 
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ def records_cut(first: bytes, multiline: bool) -> str | None:
         return None
     try:
         _, end = json.JSONDecoder().raw_decode(doc)
-    except ValueError:  # malformed or cut off by the sniff: Spark's read judges it
-        return None
+    except (ValueError, RecursionError):  # malformed, cut off by the sniff, or nested deeper than
+        return None  # Python parses: Spark's read judges it
     rest = doc[end:]
     if not rest.strip():
         return None
@@ -65,3 +66,31 @@ def cut_short(objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead],
         if head is not None and head.first and (why := records_cut(head.first, multiline)):
             out[(o.bucket, o.key)] = (CORRUPT, f"{why} (s3://{o.bucket}/{o.key})")
     return out
+
+
+MAGIC = ((b"\x1f\x8b", "gzip-compressed", (".gz", ".gzip")),
+         (b"\x28\xb5\x2f\xfd", "zstd-compressed", (".zst",)),
+         (b"BZh", "bzip2-compressed", (".bz2",)),
+         (b"Obj\x01", "an Avro container file", ()), (b"PAR1", "a Parquet file", ()),
+         (b"ORC", "an ORC file", ()), (b"PK\x03\x04", "a zip archive", ()))
+"""Leading bytes of what is often read as text by mistake: the kind, and the suffixes that make
+Spark decompress it (none: Spark's text readers cannot read it at all)."""
+
+
+def what_it_is(first: bytes, key: str, multiline: bool) -> str | None:
+    """What an object that yielded no record is, from its first bytes, and what to do (None:
+    nothing recognised)."""
+    for magic, kind, suffixes in MAGIC:
+        if first.startswith(magic):
+            if not suffixes:
+                fix = "load it with a table of its format (--source-format)"
+            elif not key.endswith(suffixes):
+                fix = f"name it with a {' or '.join(suffixes)} suffix, which tells Spark to decompress it"
+            else:
+                fix = "this Spark's Hadoop cannot decompress it: decompress it, or compress it with gzip"
+            return f"the object is {kind} (its first bytes are {first[:4]!r}): {fix}"
+    doc = text(first).lstrip()
+    if not multiline and doc[:1] in ("[", "{") and "\n" in doc.strip():
+        return (f"the object starts with {doc[:1]!r} and spans lines: one JSON document (or array), "
+                "not one record per line: set --read-option multiLine=true for this table")
+    return None

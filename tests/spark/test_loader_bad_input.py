@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,25 @@ def test_records_that_are_not_utf8_are_quarantined_even_after_a_crash_before_the
     assert [line for line, _ in kept] == [2, 4] and kept[1][1] == "Z\ufffdrich"
     assert kept[0][1] == "\x1f\ufffd\x08\x00\x00\x00\x00\x00\x02\ufffd"  # gzip's header: 8b, ff do not decode
     assert _ledger(p)["json/binary.jsonl"][:2] == ("loaded", 2) and target_rows(p).num_rows == 2
+
+
+def test_reasons_say_what_the_bytes_are_and_what_to_do(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("json", 1, 2)[0]
+    avro = b'Obj\x01\x04\x14avro.codec\x08null\x16avro.schema\x1e{"type":"int"}\x00' + bytes(16) + b"\x02"
+    objects = {good.key: good.body, "gz/plain.json": gzip.compress(b'{"order_id":1}\n{"order_id":2}\n'),
+               "doc/array.json": json.dumps([{"order_id": 5, "customer": "x"}], indent=2).encode(),
+               "avro/a.json": avro,
+               "deep/a.json": b'{"order_id":1,"n":' + b"[" * 2000 + b"]" * 2000 + b"}\n"}
+    p = parts(make_config(aws, lake, "json"), spark)
+    record(p.changelog, [put(s3, landing, k, b) for k, b in objects.items()])
+    p.loader().drain()
+    found = {r["key"]: (r["status"], r["bad_records"], r["reason"]) for r in ledger_rows(p)}
+    plain, array = found["gz/plain.json"], found["doc/array.json"]
+    assert plain[0] == "corrupt" and "gzip-compressed" in plain[2] and "name it with a .gz" in plain[2]
+    assert plain[1] > 0 and f"({plain[1]} malformed)" in plain[2]  # the ledger counts what it says
+    assert array[0] == "corrupt" and "multiLine=true" in array[2] and f"({array[1]} malformed)" in array[2]
+    assert found["avro/a.json"][0] == "corrupt" and "an Avro container file" in found["avro/a.json"][2]
+    assert found["deep/a.json"][0] == "corrupt" and "flatten" in found["deep/a.json"][2]
+    assert not any("none in the batch's read" in why for _, _, why in found.values())
+    assert found[good.key][0] == "loaded" and target_rows(p).num_rows == 2
