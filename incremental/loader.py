@@ -358,7 +358,7 @@ def _read_outcomes(objs: Sequence[PlannedObject], result: ReadBatch) -> list[Out
             out.append(Outcome(o, status, reason, 0, result.bad_records.get(ref, 0)))
             continue
         bad = result.bad_records.get(ref, 0)
-        out.append(Outcome(o, LOADED, f"{bad} malformed records dropped" if bad else "",
+        out.append(Outcome(o, LOADED, result.note(ref),
                            result.rows.get(ref, 0), bad))
     return out
 

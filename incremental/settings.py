@@ -95,7 +95,9 @@ class ReadSection:
 
     source_format: str = setting("parquet", "Format of the source objects.", choices=FORMATS)
     read_option: tuple[str, ...] = setting(
-        (), "Spark reader option key=value, passed through (repeatable), e.g. header=true.",
+        (), "Spark reader option key=value, passed through (repeatable), e.g. header=true. "
+        "JSON/CSV are read as UTF-8 unless `encoding=<charset>` (e.g. ISO-8859-1) says otherwise: "
+        "bytes the charset cannot decode load as U+FFFD, and the ledger counts the rows holding it.",
         metavar="KEY=VALUE")
     schema: str | None = setting(
         None, "Explicit schema: a DDL string (`id BIGINT, name STRING`) or a path to a Spark "

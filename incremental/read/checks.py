@@ -49,16 +49,21 @@ class Seen:
     bad: int
     size: int | None
     mtime: datetime | None
+    replaced: int = 0
+    """Good rows with U+FFFD in a string column: bytes the reader's charset could not decode."""
 
 
-def per_object(df: DataFrame, has_corrupt: bool) -> dict[Ref, Seen]:
-    """One aggregation (it also fills the cache): rows, malformed records, size and mtime."""
+def per_object(df: DataFrame, has_corrupt: bool, decoded: Sequence[str] = ()) -> dict[Ref, Seen]:
+    """One aggregation (it also fills the cache): rows, malformed records, size and mtime, and
+    rows holding U+FFFD in one of the `decoded` string columns (JSON/CSV: text Spark decoded)."""
     bad = F.col("_corrupt_record").isNotNull() if has_corrupt else F.lit(False)
+    text = F.concat_ws("", *map(column_names.col, decoded)) if decoded else F.lit("")
     agg = df.groupBy("_source_bucket", "_source_key").agg(
         F.sum(F.when(bad, 0).otherwise(1)).alias("rows"), F.sum(F.when(bad, 1).otherwise(0)).alias("bad"),
-        F.max("_lakeinlet_file_size").alias("size"), F.max("_lakeinlet_file_mtime").alias("mtime"))
-    return {(r["_source_bucket"], r["_source_key"]):
-            Seen(int(r["rows"]), int(r["bad"]), r["size"], r["mtime"]) for r in agg.collect()}
+        F.max("_lakeinlet_file_size").alias("size"), F.max("_lakeinlet_file_mtime").alias("mtime"),
+        F.count_if(~bad & text.contains("\ufffd")).alias("replaced"))
+    return {(r["_source_bucket"], r["_source_key"]): Seen(
+        int(r["rows"]), int(r["bad"]), r["size"], r["mtime"], int(r["replaced"])) for r in agg.collect()}
 
 
 def one_pass_metrics() -> list[Any]:

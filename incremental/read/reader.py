@@ -164,12 +164,17 @@ class SparkReader:
                                   footers, failed, observed)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            seen = checks.per_object(df, CORRUPT_COL in df.columns)
+            seen = checks.per_object(df, CORRUPT_COL in df.columns, self._decoded(raw))
         except Exception:
             df.unpersist()
             raise
         failed |= checks.problems(self, objs, seen, heads or {}, footers)
         return self._batch(df, seen, failed)
+
+    def _decoded(self, raw: DataFrame) -> list[str]:
+        """The string columns of a JSON/CSV read: text Spark decoded with the reader's charset."""
+        return [f.name for f in raw.schema.fields if self.text and f.name != CORRUPT_COL
+                and isinstance(f.dataType, T.StringType)]
 
     def _footers(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead],
                  failed: Failed) -> dict[Ref, Footer]:
@@ -303,6 +308,7 @@ class SparkReader:
             raise TerminalError("rows without lineage (file path not matched): please report this")
         rows = {ref: s.rows for ref, s in seen.items() if ref not in failed}
         bad = {ref: s.bad for ref, s in seen.items() if s.bad}
+        replaced = {ref: s.replaced for ref, s in seen.items() if s.replaced and ref not in failed}
         keep, malformed = _drop_failed(df, failed), None
         if CORRUPT_COL in df.columns:
             if bad:
@@ -313,7 +319,8 @@ class SparkReader:
         if not any(rows.values()):
             df.unpersist()
             return ReadBatch(None, None, rows, bad, failed)
-        return ReadBatch(keep, to_arrow_schema(keep.schema), rows, bad, failed, malformed, cached=(df,))
+        return ReadBatch(keep, to_arrow_schema(keep.schema), rows, bad, failed, malformed, cached=(df,),
+                         replaced=replaced)
 
 
     def _with_lines(self, malformed: DataFrame, refs: list[Ref]) -> DataFrame:

@@ -272,3 +272,17 @@ def test_reasons_say_what_the_bytes_are_and_what_to_do(spark: Any, aws: AwsSecti
     assert found["deep/a.json"][0] == "corrupt" and "flatten" in found["deep/a.json"][2]
     assert not any("none in the batch's read" in why for _, _, why in found.values())
     assert found[good.key][0] == "loaded" and target_rows(p).num_rows == 2
+
+
+def test_a_latin1_csv_read_as_utf8_says_how_many_rows_hold_replacement_characters(
+        spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    latin1 = "order_id,customer,amount,ts\n1,Zürich,1.0,\n2,Genève,2.0,\n3,Bern,3.0,\n".encode("latin-1")
+    utf8 = "order_id,customer,amount,ts\n4,Zürich,4.0,\n".encode()
+    p = parts(make_config(aws, lake, "csv"), spark)
+    record(p.changelog, [put(s3, landing, "csv/latin1.csv", latin1), put(s3, landing, "csv/utf8.csv", utf8)])
+    p.loader().drain()
+    ledger = _ledger(p)
+    assert ledger["csv/latin1.csv"][:2] == ("loaded", 3) and ledger["csv/latin1.csv"][2].startswith(
+        "2 rows hold U+FFFD") and "--read-option encoding=" in ledger["csv/latin1.csv"][2]
+    assert ledger["csv/utf8.csv"] == ("loaded", 1, "")
