@@ -24,3 +24,12 @@ def test_readme_names_the_two_commands_ci_runs() -> None:
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert "make demo" in doc and "make test" in doc
     assert "make test" in ci
+
+
+def test_the_csv_header_default_is_said_where_a_csv_user_looks() -> None:
+    """Spark reads CSV without a header by default: the header row loads as data unless told."""
+    rows = {line.split("|")[1].strip(): line for line in reference_text().splitlines()
+            if line.startswith("| `--")}
+    for flag in ("`--source-format`", "`--read-option`"):
+        assert "header=true" in rows[flag] and "Spark's default" in rows[flag], flag
+    assert "CSV has no header unless `--read-option header=true`" in README.read_text(encoding="utf-8")
