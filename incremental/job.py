@@ -22,6 +22,7 @@ from lakeinlet import add_version_flag, logs
 from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.config import add_arguments, redact_errors, resolve
 from lakeinlet.errors import CommitConflict, ConfigError, TerminalError
+from lakeinlet.incremental import batch_warnings
 from lakeinlet.incremental.bounds import bounds_of
 from lakeinlet.incremental.changelog_reader import require as require_changelog
 from lakeinlet.incremental.cleanup import Cleanup
@@ -237,26 +238,9 @@ def register(parts: Parts, route: str | None = None) -> None:
         logs.event(log, "catalog", **named, catalog=parts.config.tables.catalog, outcome=outcome)
 
 
-SET_ASIDE_SHOWN = 5
-"""Set-aside objects named per batch on the console (the ledger holds every one)."""
-
-
 def _progress(r: BatchReport, route: str | None = None) -> None:
     _batch_line(r, route)
-    aside = r.set_aside()
-    for o in aside[:SET_ASIDE_SHOWN]:
-        logs.event(log, "set aside", level=logging.WARNING, object=f"s3://{o.obj.bucket}/{o.obj.key}",
-                   status=o.status, reason=o.reason[:300])
-    if len(aside) > SET_ASIDE_SHOWN:
-        logs.event(log, "set aside", level=logging.WARNING, more=len(aside) - SET_ASIDE_SHOWN,
-                   where="the ledger (lakeinlet-load status)")
-    bad = [o for o in r.outcomes if o.bad_records]
-    for o in bad[:SET_ASIDE_SHOWN]:
-        logs.event(log, "malformed records quarantined", level=logging.WARNING,
-                   object=f"s3://{o.obj.bucket}/{o.obj.key}", records=o.bad_records)
-    if len(bad) > SET_ASIDE_SHOWN:
-        logs.event(log, "malformed records quarantined", level=logging.WARNING,
-                   more=len(bad) - SET_ASIDE_SHOWN, where="the quarantine table")
+    batch_warnings.warn(r.outcomes, r.set_aside())
 
 
 def _batch_line(r: BatchReport, route: str | None = None) -> None:

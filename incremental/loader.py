@@ -338,11 +338,11 @@ def _read_outcomes(objs: Sequence[PlannedObject], result: ReadBatch) -> list[Out
     for o in objs:
         ref = (o.bucket, o.key)
         if ref in result.failed:
-            status, reason = result.failed[ref]
-            out.append(Outcome(o, status, reason))
+            status, reason = result.failed[ref]  # its malformed records are quarantined all the same
+            out.append(Outcome(o, status, reason, 0, result.bad_records.get(ref, 0)))
             continue
         bad = result.bad_records.get(ref, 0)
-        out.append(Outcome(o, LOADED, f"{bad} malformed records dropped" if bad else "",
+        out.append(Outcome(o, LOADED, result.note(ref),
                            result.rows.get(ref, 0), bad))
     return out
 

@@ -6,6 +6,7 @@ import io
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -16,6 +17,7 @@ from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.incremental.archived import IDENTITY_META
 from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.ports import OVERWRITTEN, Footer, ListedObject, ObjectHead, Unreadable
+from lakeinlet.incremental.read.sniff import FIRST_BYTES
 from lakeinlet.retry import transient
 
 NOT_FOUND = {"404", "NoSuchKey", "NotFound", "NoSuchBucket"}
@@ -39,18 +41,22 @@ class S3ObjectStore:
     """HEADs planned objects in parallel and lists prefixes (for backfills)."""
 
     def __init__(self, aws: AwsSection, threads: int = 16, s3: Any = None, parquet: bool = False,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, text: bool = False) -> None:
         """`parquet`: the objects are Parquet, so the check before the read is a ranged GET of
         each object's tail instead of a HEAD: the same answer (size, etag, mtime, or why it
         cannot be read) plus the footer, which `footers` then serves without another request.
-        `sleep`: the pause before a footer whose body was cut short is read again."""
+        `text` (JSON/CSV): a ranged GET of each object's first bytes instead, kept in its
+        `ObjectHead.first` (`read.sniff` judges them). `sleep`: the pause before a footer whose
+        body was cut short is read again."""
         self.s3 = s3 or client("s3", aws, max_pool_connections=max(threads, 10))
-        self.threads, self.parquet, self._sleep = threads, parquet, sleep
+        self.threads, self.parquet, self.text, self._sleep = threads, parquet, text, sleep
         self._buckets: dict[str, bool] = {}
         self._footers: dict[Ref, tuple[str | None, Footer]] = {}
 
     def _head(self, obj: PlannedObject) -> ObjectHead | Unreadable:
         if self.parquet and (found := self._head_by_tail(obj)) is not None:
+            return found
+        if self.text and (found := self._head_by_start(obj)) is not None:
             return found
         try:
             resp = self.s3.head_object(Bucket=obj.bucket, Key=obj.key)
@@ -65,20 +71,35 @@ class S3ObjectStore:
         return ObjectHead(int(resp["ContentLength"]), str(resp.get("ETag", "")).strip('"') or None,
                           resp.get("LastModified"), _archive_of(resp))
 
-    def _head_by_tail(self, obj: PlannedObject) -> ObjectHead | Unreadable | None:
-        """The HEAD's answer from a ranged GET of the tail, the footer kept for `footers`; None
-        when this GET cannot answer (an empty object's 416, an error after retries): HEAD then."""
+    def _ranged(self, obj: PlannedObject, span: str) -> tuple[ObjectHead, bytes] | Unreadable | None:
+        """The HEAD's answer and the bytes of one ranged GET (`span`: `bytes=…`); None when this
+        GET cannot answer (an empty object's 416, an error after retries): HEAD then."""
         try:
-            resp = self.s3.get_object(Bucket=obj.bucket, Key=obj.key, Range=f"bytes=-{FOOTER_TAIL}")
-            tail = resp["Body"].read()
+            resp = self.s3.get_object(Bucket=obj.bucket, Key=obj.key, Range=span)
+            body = resp["Body"].read()
         except ClientError as exc:
             return self._unreadable(obj, str(exc.response.get("Error", {}).get("Code", "")))
         except BotoCoreError:
             return None
         total = str(resp.get("ContentRange", "")).rpartition("/")[2]
         etag = str(resp.get("ETag", "")).strip('"') or None
-        head = ObjectHead(int(total) if total.isdigit() else len(tail), etag, resp.get("LastModified"),
-                          _archive_of(resp))
+        return ObjectHead(int(total) if total.isdigit() else len(body), etag,
+                          resp.get("LastModified"), _archive_of(resp)), body
+
+    def _head_by_start(self, obj: PlannedObject) -> ObjectHead | Unreadable | None:
+        """The HEAD's answer from a ranged GET of the first bytes, which it keeps."""
+        found = self._ranged(obj, f"bytes=0-{FIRST_BYTES - 1}")
+        if not isinstance(found, tuple):
+            return found
+        return replace(found[0], first=found[1])
+
+    def _head_by_tail(self, obj: PlannedObject) -> ObjectHead | Unreadable | None:
+        """The HEAD's answer from a ranged GET of the tail, the footer kept for `footers`."""
+        found = self._ranged(obj, f"bytes=-{FOOTER_TAIL}")
+        if not isinstance(found, tuple):
+            return found
+        head, tail = found
+        etag = head.etag
         try:
             footer = self._parse(obj, tail, head.size, etag)
         except (ClientError, BotoCoreError, _BodyCut, OSError, ValueError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
@@ -28,6 +28,8 @@ class ObjectHead:
     archive_of: str | None = None
     """The source identity an `--after-load archive:` copy is marked with (its user metadata
     `lakeinlet-source-identity`); None for any other object."""
+    first: bytes | None = None
+    """The object's first bytes (JSON/CSV sources: `read.sniff` judges them), None if not read."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,11 @@ class ListedObject:
     size: int
     etag: str | None
     last_modified: datetime
+
+
+REPLACED = ("rows hold U+FFFD, bytes the reader's charset (UTF-8 unless --read-option encoding "
+            "says otherwise) could not decode")
+"""What a loaded object's ledger reason says of its rows with replacement characters."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,18 @@ class ReadBatch:
     verify: Callable[[], str | None] | None = None
     """Set when `data` was not checked before it is written (one pass: the checks ride on the
     write): the loader calls `problem` after staging and before publishing."""
+    replaced: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(bucket, key) → rows loaded with U+FFFD in a string column (JSON/CSV bytes the reader's
+    charset could not decode: e.g. a Latin-1 CSV read as UTF-8)."""
+
+    def note(self, ref: tuple[str, str]) -> str:
+        """The ledger reason of an object this batch loads: what was dropped or decoded badly."""
+        bad, replaced = self.bad_records.get(ref, 0), self.replaced.get(ref, 0)
+        notes = [f"{bad} malformed records dropped"] if bad else []
+        if replaced:
+            notes.append(f"{replaced} {REPLACED}: if the object has another charset, set "
+                         "--read-option encoding=<it> (e.g. ISO-8859-1) and load it again")
+        return "; ".join(notes)
 
     def release(self) -> None:
         for df in self.cached:

@@ -20,6 +20,16 @@ QUARANTINE_SCHEMA = pa.schema([
     ("line", pa.int64()), ("record", pa.string())])
 
 
+def valid_utf8(text: Any) -> Any:
+    """A Spark string column made valid UTF-8 (U+FFFD for what does not decode): Spark 4's
+    `make_valid_utf8`; on 3.5, `encode` goes through a Java string, which replaces the same way."""
+    from pyspark.sql import functions as F
+
+    if hasattr(F, "make_valid_utf8"):
+        return F.make_valid_utf8(text)
+    return F.decode(F.encode(text, "UTF-8"), "UTF-8")
+
+
 class DeltaQuarantine:
     """The quarantine table at `uri` (default `<table>_quarantine`); created on first use.
 
@@ -47,8 +57,13 @@ class DeltaQuarantine:
 
     def stage(self, records: Any, batch_id: str) -> None:
         """Spark writes the batch's records under `data/<batch id>/` (one attempt overwrites a
-        previous attempt of the same batch id; batch ids are unique per attempt anyway)."""
-        cols = [c for c in QUARANTINE_SCHEMA.names]
+        previous attempt of the same batch id; batch ids are unique per attempt anyway). A record
+        that is not UTF-8 (binary or compressed bytes read as text) is kept with each byte
+        sequence that does not decode replaced by U+FFFD, so the table stays a valid Delta table
+        of strings that every reader decodes; its exact bytes stay in the object (bucket, key,
+        etag and line name them)."""
+        cols = [valid_utf8(records["record"]).alias("record") if c == "record" else c
+                for c in QUARANTINE_SCHEMA.names]
         records.select(*cols).write.mode("overwrite").parquet(f"{self.spark_uri}/data/{batch_id}")
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:

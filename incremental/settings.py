@@ -93,9 +93,15 @@ class TablesSection:
 class ReadSection:
     """How source objects are read: format, reader options, schema."""
 
-    source_format: str = setting("parquet", "Format of the source objects.", choices=FORMATS)
+    source_format: str = setting(
+        "parquet", "Format of the source objects. CSV is read without a header unless "
+        "--read-option header=true: Spark's default, under which a header row loads as data and "
+        "the columns are _c0, _c1, ….", choices=FORMATS)
     read_option: tuple[str, ...] = setting(
-        (), "Spark reader option key=value, passed through (repeatable), e.g. header=true.",
+        (), "Spark reader option key=value, passed through (repeatable). CSV: header=true when "
+        "the first line names the columns (Spark's default is false: the header loads as a row). "
+        "JSON/CSV are read as UTF-8 unless `encoding=<charset>` (e.g. ISO-8859-1) says otherwise: "
+        "bytes the charset cannot decode load as U+FFFD, and the ledger counts the rows holding it.",
         metavar="KEY=VALUE")
     schema: str | None = setting(
         None, "Explicit schema: a DDL string (`id BIGINT, name STRING`) or a path to a Spark "

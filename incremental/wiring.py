@@ -130,7 +130,8 @@ class Parts:
         """One store for the run: the footers its checks read serve the reader's row counts."""
         if self._store is None:
             self._store = S3ObjectStore(self.config.aws, self.config.plan.head_threads,
-                                        parquet=self.config.read.source_format == "parquet")
+                                        parquet=self.config.read.source_format == "parquet",
+                                        text=self.config.read.source_format == "json")
         return self._store
 
     def reader(self) -> SparkReader:

@@ -28,6 +28,13 @@ def log4j2_file(level: str) -> str:
     return str(path)
 
 
+REPEATED = {"executor": ("org.apache.spark.executor.Executor", "Exception in task .*"),
+            "tasks": ("org.apache.spark.scheduler.TaskSetManager", "Task .* failed .* times; aborting job")}
+"""Per logger, the ERROR line (and stack) a failed task logs that only repeats what the driver gets:
+the failed job's exception, which lakeinlet handles (an object set aside, with its cause in the
+ledger) or reports itself (its error line). Left out below DEBUG; these loggers' other lines stay."""
+
+
 def _text(level: str) -> str:
     # PySpark's gateway logger set to the same level: otherwise Spark, taking it for an
     # interactive shell, prints "Setting default log level to WARN".
@@ -36,7 +43,17 @@ def _text(level: str) -> str:
             "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
             f"rootLogger.level = {level.lower()}\nrootLogger.appenderRef.stdout.ref = console\n"
             "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
-            f"logger.gateway.level = {level.lower()}\n")
+            f"logger.gateway.level = {level.lower()}\n") + ("" if level == "DEBUG" else _quiet(level))
+
+
+def _quiet(level: str) -> str:
+    """Loggers whose `REPEATED` line is denied (a RegexFilter matches the whole message)."""
+    return "".join(f"logger.{name}.name = {logger}\nlogger.{name}.level = {level.lower()}\n"
+                   f"logger.{name}.filter.repeated.type = RegexFilter\n"
+                   f"logger.{name}.filter.repeated.regex = {regex}\n"
+                   f"logger.{name}.filter.repeated.onMatch = DENY\n"
+                   f"logger.{name}.filter.repeated.onMismatch = NEUTRAL\n"
+                   for name, (logger, regex) in REPEATED.items())
 
 
 def _create(folder: Path, level: str, text: str) -> Path:

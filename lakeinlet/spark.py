@@ -91,6 +91,13 @@ def under_spark_submit() -> bool:
     return bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
 
 
+EXACT_DATES = {f"spark.sql.{fmt}.{kind}RebaseModeIn{way}": "CORRECTED"
+               for fmt, kinds in (("parquet", ("datetime", "int96")), ("avro", ("datetime",)))
+               for kind in kinds for way in ("Read", "Write")}
+"""Dates and timestamps read and written as they are (the proleptic Gregorian calendar pyarrow, Spark 3+
+and the table formats write). Spark 3.5's default, EXCEPTION, refuses a value before 1582-10-15 in a
+file whose writer it does not know (a valid pandas file with 0001-01-01 was `corrupt`); Spark 4's
+default is CORRECTED. Spark still reads a file Spark 2.x or Hive wrote in their hybrid calendar as such."""
 LIST_KEYS = ("spark.sql.extensions",)
 """Comma lists merged rather than replaced: a format's session extension is added to the user's."""
 
@@ -120,7 +127,7 @@ def session_conf(section: SparkSection, endpoint_url: str | None = None, groups:
         # just to stat them (bench/loader_listing.py). Overridable.
         "spark.sql.sources.parallelPartitionDiscovery.threshold": "10000",
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log4j2_file(section.spark_log_level)}",
-    }
+    } | EXACT_DATES
     jars_given = any(given.get(k) for k in ("spark.jars", "spark.jars.packages"))
     if add_jars and not jars_given and (found := default_jars(section, groups)):
         conf["spark.jars"] = ",".join(found)

@@ -23,10 +23,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from lakeinlet import column_names
 from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, SCHEMA_CONFLICT, PlannedObject
 from lakeinlet.incremental.ports import Footer, ObjectHead
+from lakeinlet.incremental.read import hints, sniff
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.read.reader import SparkReader
@@ -47,16 +49,21 @@ class Seen:
     bad: int
     size: int | None
     mtime: datetime | None
+    replaced: int = 0
+    """Good rows with U+FFFD in a string column: bytes the reader's charset could not decode."""
 
 
-def per_object(df: DataFrame, has_corrupt: bool) -> dict[Ref, Seen]:
-    """One aggregation (it also fills the cache): rows, malformed records, size and mtime."""
+def per_object(df: DataFrame, has_corrupt: bool, decoded: Sequence[str] = ()) -> dict[Ref, Seen]:
+    """One aggregation (it also fills the cache): rows, malformed records, size and mtime, and
+    rows holding U+FFFD in one of the `decoded` string columns (JSON/CSV: text Spark decoded)."""
     bad = F.col("_corrupt_record").isNotNull() if has_corrupt else F.lit(False)
+    text = F.concat_ws("", *map(column_names.col, decoded)) if decoded else F.lit("")
     agg = df.groupBy("_source_bucket", "_source_key").agg(
         F.sum(F.when(bad, 0).otherwise(1)).alias("rows"), F.sum(F.when(bad, 1).otherwise(0)).alias("bad"),
-        F.max("_lakeinlet_file_size").alias("size"), F.max("_lakeinlet_file_mtime").alias("mtime"))
-    return {(r["_source_bucket"], r["_source_key"]):
-            Seen(int(r["rows"]), int(r["bad"]), r["size"], r["mtime"]) for r in agg.collect()}
+        F.max("_lakeinlet_file_size").alias("size"), F.max("_lakeinlet_file_mtime").alias("mtime"),
+        F.count_if(~bad & text.contains("\ufffd")).alias("replaced"))
+    return {(r["_source_bucket"], r["_source_key"]): Seen(
+        int(r["rows"]), int(r["bad"]), r["size"], r["mtime"], int(r["replaced"])) for r in agg.collect()}
 
 
 def one_pass_metrics() -> list[Any]:
@@ -89,7 +96,8 @@ def problems(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref,
         ref, s = (o.bucket, o.key), seen.get((o.bucket, o.key))
         if s is not None and (why := changed_since_head(s, heads.get(ref))):
             failed[ref] = (FILTERED, why)
-        elif (s is None or not s.rows) and o.size and (status := no_rows(reader, o, s)):
+        elif (s is None or not s.rows) and o.size and \
+                (status := no_rows(reader, o, s, getattr(heads.get(ref), "first", None))):
             failed[ref] = status
     if reader.settings.source_format == "parquet":
         failed |= beyond_footer([o for o in objs if (o.bucket, o.key) not in failed], seen, footers)
@@ -126,31 +134,52 @@ def changed_since_head(s: Seen, head: ObjectHead | None) -> str | None:
     return None
 
 
-def no_rows(reader: SparkReader, o: PlannedObject, s: Seen | None) -> tuple[str, str] | None:
-    """An object with bytes but no rows: read it alone, strictly, to name what is wrong (None:
-    a valid object that holds no records, e.g. a CSV of only its header, or blank lines)."""
+def no_rows(reader: SparkReader, o: PlannedObject, s: Seen | None,
+            first: bytes | None = None) -> tuple[str, str] | None:
+    """An object with bytes but no rows: read it alone, strictly, every column parsed, to name
+    what is wrong, with what its `first` bytes are when they tell (None: a valid object that
+    holds no records, e.g. a CSV of only its header, or blank lines)."""
+    found = sniff.what_it_is(first, o.key, reader.multiline) if first else None
+    if s is not None and s.bad and found:
+        return (CORRUPT, f"no parseable record ({s.bad} malformed): {found}")
+    rows = parsed_alone(reader, o)  # the parser's own words for what it refused
     if s is not None and s.bad:
-        return (CORRUPT, f"no parseable record ({s.bad} malformed)")
+        why = f": {root_cause(rows)}" if isinstance(rows, BaseException) else ""
+        return (CORRUPT, f"no parseable record ({s.bad} malformed){why}")
+    if isinstance(rows, BaseException):
+        text = root_cause(rows)
+        missing = "FileNotFound" in str(rows) or "does not exist" in text.lower()
+        return (MISSING, text) if missing else (CORRUPT, f"{found}; Spark: {text}" if found else text)
+    if rows == 0:
+        return None
+    return (CORRUPT, found or f"{rows} rows read alone, none in the batch's read: please report this")
+
+
+def parsed_alone(reader: SparkReader, o: PlannedObject) -> int | BaseException:
+    """The rows of one object read alone, strictly (FAILFAST), every column parsed (a count
+    alone parses nothing), or the error that stopped the read."""
     try:
-        rows = reader.reader(strict=True).load(reader.load_path(o)).count()
+        df = reader.reader(strict=True).load(reader.load_path(o))
+        parsed = F.to_json(F.struct(*map(column_names.col, df.columns))) if df.columns else F.lit("")
+        return int(df.agg(F.count(parsed), F.sum(F.length(parsed))).first()[0])
     except Exception as exc:  # Spark raises Py4J/Analysis errors: classify by their root cause
-        text = root_cause(exc)
-        missing = "FileNotFound" in str(exc) or "does not exist" in text.lower()
-        return (MISSING, text) if missing else (CORRUPT, text)
-    return None if rows == 0 else (CORRUPT, f"{rows} rows read alone, none in the batch's read")
+        return exc
 
 
 def root_cause(exc: BaseException) -> str:
-    """The innermost Java cause's message (e.g. "... is not a Parquet file. Expected magic
-    number ..."), not py4j's "An error occurred while calling o116.load."."""
+    """The first line of the innermost Java cause's message (e.g. "... is not a Parquet file.
+    Expected magic number ..."), not py4j's "An error occurred while calling o116.load.", with
+    what to do about it when `hints` knows."""
     java = getattr(exc, "java_exception", None)
     while java is not None and java.getCause() is not None:
         java = java.getCause()
     if java is not None:
-        return f"{java.getClass().getSimpleName()}: {java.getMessage()}"[:500]
+        message = next((ln.strip() for ln in str(java.getMessage()).splitlines() if ln.strip()), "")
+        return hints.advice(f"{java.getClass().getSimpleName()}: {message}"[:500])
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     caused = [ln for ln in lines if ln.startswith("Caused by:")]
-    return (caused[-1][len("Caused by:"):].strip() if caused else (lines[0] if lines else repr(exc)))[:500]
+    return hints.advice((caused[-1][len("Caused by:"):].strip() if caused
+                         else (lines[0] if lines else repr(exc)))[:500])
 
 
 def short_of_footer(reader: SparkReader, objs: Sequence[PlannedObject], seen: dict[Ref, Seen],
@@ -305,7 +334,7 @@ def reconcile(reader: SparkReader, df: DataFrame, objs: Sequence[PlannedObject],
     for f in df.schema.fields:
         want = current.get(f.name)
         if want is not None and want != f.dataType:
-            df = df.withColumn(f.name, F.col(f.name).cast(want))
+            df = df.withColumn(f.name, column_names.col(f.name).cast(want))
     if reader.settings.schema_mode == "strict" and (
             new := set(df.columns) - set(current) - {"_corrupt_record"}):
         raise TerminalError(f"--schema-mode strict: batch brings new columns {sorted(new)}")

@@ -51,13 +51,13 @@ def unplannable(plan: Callable[[Sequence[PlannedObject]], object], objs: Sequenc
     cannot be told apart (every object fails and the error is not Spark's analysis of a path, e.g.
     an outage, or the search took more than MAX_PLANS reads): the caller then raises `error`."""
     budget = [MAX_PLANS]
-    found = _search(plan, list(objs), budget)
+    found = search(plan, list(objs), budget)
     if found is None or (len(found) == len(objs) and not isinstance(error, AnalysisException)):
         return {}
     return {(o.bucket, o.key): _status(exc) for o, exc in found}
 
 
-def _search(plan: Callable[[Sequence[PlannedObject]], object], objs: list[PlannedObject],
+def search(plan: Callable[[Sequence[PlannedObject]], object], objs: list[PlannedObject],
             budget: list[int]) -> list[tuple[PlannedObject, BaseException]] | None:
     """The objects of `objs` that fail alone (None: out of budget), halving a failing group."""
     if budget[0] <= 0:
@@ -69,7 +69,7 @@ def _search(plan: Callable[[Sequence[PlannedObject]], object], objs: list[Planne
     except Exception as exc:  # py4j's and Spark's errors alike: the halves tell which object
         if len(objs) == 1:
             return [(objs[0], exc)]
-    halves = [_search(plan, half, budget) for half in (objs[:len(objs) // 2], objs[len(objs) // 2:])]
+    halves = [search(plan, half, budget) for half in (objs[:len(objs) // 2], objs[len(objs) // 2:])]
     return None if None in halves else [f for half in halves if half for f in half]
 
 

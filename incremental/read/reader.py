@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,12 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.window import Window
 
-from lakeinlet import fast_paths
+from lakeinlet import column_names, fast_paths
 from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import FILTERED, PlannedObject
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
-from lakeinlet.incremental.read import checks, file_index, lineage_hash, paths
+from lakeinlet.incremental.read import case_names, checks, file_index, isolate, lineage_hash, paths, sniff
 from lakeinlet.incremental.read.file_index import Planned
 from lakeinlet.incremental.settings import ReadSection
 
@@ -73,6 +74,16 @@ class SparkReader:
         """The object's path with Hadoop glob characters escaped: `in/a[1].json` is that object."""
         return GLOB.sub(r"\\\1", self.uri(o))
 
+    @property
+    def multiline(self) -> bool:
+        """Whether JSON/CSV records may span lines (`multiLine=true`)."""
+        return self._option("multiLine") == "true"
+
+    def _option(self, name: str) -> str:
+        """A read option's value, lower case ("" when unset): Spark takes option names in any case."""
+        found = {k.lower(): v for k, v in self.settings.options.items()}
+        return str(found.get(name.lower(), "")).lower()
+
     def reader(self, strict: bool = False, merge: bool = True) -> Any:
         """Spark's reader for the source format; `strict` fails on the first bad byte; `merge`
         (Parquet without --schema) merges the files' schemas."""
@@ -84,7 +95,8 @@ class SparkReader:
         """The reader's options and schema (see `reader`)."""
         options = dict(self.settings.options)
         if self.text:
-            options |= {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COL}
+            options |= {"mode": "FAILFAST"} if strict else {
+                "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COL}
         elif not strict:
             options["ignoreCorruptFiles"] = "true"
         if self.settings.source_format == "parquet" and self.schema is None and merge:
@@ -93,11 +105,29 @@ class SparkReader:
             options["ignoreMissingFiles"] = "true"
         if self.schema is None:
             return options, None
-        extra = [T.StructField(CORRUPT_COL, T.StringType())] if self.text else []
+        extra = [T.StructField(CORRUPT_COL, T.StringType())] if self.text and not strict else []
         return options, T.StructType(self.schema.fields + extra)
 
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
              heads: Mapping[Ref, ObjectHead] | None = None, single_pass: bool = False) -> ReadBatch:
+        """`_read`; when its Spark job fails, the objects that fail alone are set aside (`isolate`)
+        and the others are read again: one object never fails its batch."""
+        try:
+            return self._read(objs, batch_id, table_schema, heads, single_pass)
+        except TerminalError:
+            raise
+        except Exception as exc:  # py4j's and Spark's errors alike: objects read apart tell which
+            found = isolate.failing_alone(
+                lambda some: self._read(some, batch_id, table_schema, heads).release(), objs, exc)
+            if not found:
+                raise
+        rest = [o for o in objs if (o.bucket, o.key) not in found]
+        batch = self.read(rest, batch_id, table_schema, heads, single_pass) if rest else \
+            ReadBatch(None, None, {}, {}, {})
+        return replace(batch, failed=batch.failed | found)
+
+    def _read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
+              heads: Mapping[Ref, ObjectHead] | None = None, single_pass: bool = False) -> ReadBatch:
         """One Spark read over all objects, validated and counted per object (one job), cached.
 
         With `single_pass` (the target checks between writing and committing) a Parquet batch
@@ -107,6 +137,8 @@ class SparkReader:
         `checks.one_pass`). Sizes and mtimes are compared once per file at planning, not per row:
         the plan's file statuses are what Spark reports as each row's `_metadata`."""
         failed: Failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
+        if self.settings.source_format == "json":
+            failed |= sniff.cut_short(objs, heads or {}, self.multiline)
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
         footers = self._footers(objs, heads or {}, failed)
         objs = [o for o in objs if (o.bucket, o.key) not in failed]
@@ -116,7 +148,8 @@ class SparkReader:
         if raw is not None and self.text and not set(raw.columns) - {CORRUPT_COL}:
             # Not one record of the batch parsed, so its inferred schema is the corrupt-record
             # column alone, which Spark refuses to query; each object is judged read alone.
-            failed |= {(o.bucket, o.key): why for o in objs if (why := checks.no_rows(self, o, None))}
+            failed |= {(o.bucket, o.key): why for o in objs if (why := checks.no_rows(
+                self, o, None, getattr((heads or {}).get((o.bucket, o.key)), "first", None)))}
             raw = None
         if raw is not None:
             raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)
@@ -130,9 +163,18 @@ class SparkReader:
             return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, observed), objs,
                                   footers, failed, observed)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
-        seen = checks.per_object(df, CORRUPT_COL in df.columns)
+        try:
+            seen = checks.per_object(df, CORRUPT_COL in df.columns, self._decoded(raw))
+        except Exception:
+            df.unpersist()
+            raise
         failed |= checks.problems(self, objs, seen, heads or {}, footers)
         return self._batch(df, seen, failed)
+
+    def _decoded(self, raw: DataFrame) -> list[str]:
+        """The string columns of a JSON/CSV read: text Spark decoded with the reader's charset."""
+        return [f.name for f in raw.schema.fields if self.text and f.name != CORRUPT_COL
+                and isinstance(f.dataType, T.StringType)]
 
     def _footers(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead],
                  failed: Failed) -> dict[Ref, Footer]:
@@ -171,6 +213,10 @@ class SparkReader:
             except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
                 if checks.is_merge_conflict(exc):
                     return checks.split_conflicting(self, left, failed, table)
+                if case_names.is_case_conflict(exc) and \
+                        len(kept := case_names.split(self, left, failed, table)) < len(left):
+                    left = kept
+                    continue
                 found = paths.not_found(self.uri, left, exc) or paths.unplannable(
                     lambda some: self.reader(merge=merge).load(list(map(self.load_path, some))), left, exc)
                 if not found:
@@ -224,8 +270,8 @@ class SparkReader:
             found = with_meta.join(F.broadcast(paths), key, "left")
         lineage = [(F.timestamp_micros(F.col("_lineage")[c]) if c.endswith("time")
                     else F.col("_lineage")[c]).alias(c) for c in LINEAGE]
-        out = found.select(*(F.col(c) for c in with_meta.columns if c not in ("_path", "_path_hash")),
-                           *lineage,
+        out = found.select(*(column_names.col(c) for c in with_meta.columns
+                             if c not in ("_path", "_path_hash")), *lineage,
                            F.lit(batch_id).alias("_ingest_batch"))
         if seen is None:
             return out
@@ -262,6 +308,7 @@ class SparkReader:
             raise TerminalError("rows without lineage (file path not matched): please report this")
         rows = {ref: s.rows for ref, s in seen.items() if ref not in failed}
         bad = {ref: s.bad for ref, s in seen.items() if s.bad}
+        replaced = {ref: s.replaced for ref, s in seen.items() if s.replaced and ref not in failed}
         keep, malformed = _drop_failed(df, failed), None
         if CORRUPT_COL in df.columns:
             if bad:
@@ -272,7 +319,8 @@ class SparkReader:
         if not any(rows.values()):
             df.unpersist()
             return ReadBatch(None, None, rows, bad, failed)
-        return ReadBatch(keep, to_arrow_schema(keep.schema), rows, bad, failed, malformed, cached=(df,))
+        return ReadBatch(keep, to_arrow_schema(keep.schema), rows, bad, failed, malformed, cached=(df,),
+                         replaced=replaced)
 
 
     def _with_lines(self, malformed: DataFrame, refs: list[Ref]) -> DataFrame:

@@ -4,6 +4,7 @@ Parquet footers' row counts read with ranged GETs."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -134,3 +135,26 @@ def test_parquet_checks_are_one_ranged_get_that_answers_as_head_does_and_keeps_t
     assert {k[1]: f.rows for k, f in found.items() if isinstance(f, Footer)} == {
         "a.parquet": 10, "many.parquet": 5000}
     assert len(calls) - gets == 2  # footers read no object twice: only text and empty are tried
+
+
+def test_json_checks_are_one_ranged_get_that_answers_as_head_does_and_keeps_the_first_bytes(
+        aws: AwsSection, monkeypatch: pytest.MonkeyPatch) -> None:
+    s3, bucket = client("s3", aws), unique("land")
+    s3.create_bucket(Bucket=bucket)
+    bodies = {"a.json": b'{"a":1}{"a":2}', "big.json": b'{"a":1}\n' * 20_000, "empty.json": b""}
+    for key, body in bodies.items():
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+    objs = [obj(bucket, k) for k in [*bodies, "gone.json"]]
+    by_head = S3ObjectStore(aws).head_many(objs)
+    store = S3ObjectStore(aws, text=True)
+    calls: list[str] = []
+    for name in ("get_object", "head_object"):
+        real = getattr(store.s3, name)
+        monkeypatch.setattr(store.s3, name, lambda _r=real, _n=name, **kw: calls.append(_n) or _r(**kw))
+    by_start = store.head_many(objs)
+    firsts = {r[1]: h.first for r, h in by_start.items() if isinstance(h, ObjectHead)}
+    assert firsts == {"a.json": bodies["a.json"], "big.json": bodies["big.json"][:64 * 1024],
+                      "empty.json": None}  # an empty object's range is refused: HEAD answers
+    assert {r: replace(h, first=None) if isinstance(h, ObjectHead) else h
+            for r, h in by_start.items()} == by_head
+    assert calls.count("get_object") == 4 and calls.count("head_object") <= 2

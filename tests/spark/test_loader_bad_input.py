@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from tests.spark.loader_helpers import (
     target_rows,
     two_row_groups_second_corrupt,
 )
+from tests.targets import Crash, crashing
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 DATA = Path(__file__).resolve().parents[1] / "data" / "loader"
@@ -212,3 +215,74 @@ def test_a_batch_of_only_unparseable_json_is_set_aside_not_a_crash(spark: Any, a
     assert ledger["json/blank.jsonl"][:2] == ("loaded", 0)
     assert target_rows(p).num_rows == 2 and p.target.checkpoint().position is not None
     assert p.target.checkpoint().position.complete == 1
+
+
+def test_records_concatenated_without_newlines_are_set_aside_never_loaded_short(
+        spark: Any, aws: AwsSection) -> None:
+    """Firehose's default output: Spark's JSON reader reads the first record of a line only."""
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("json", 1, 2)[0]
+    firehose = b'{"order_id":7}{"order_id":8}{"order_id":9}'
+    p = parts(make_config(aws, lake, "json"), spark)
+    record(p.changelog, [put(s3, landing, good.key, good.body),
+                         put(s3, landing, "fh/plain", firehose),
+                         put(s3, landing, "fh/zipped.gz", gzip.compress(firehose))])
+    p.loader().drain()
+    ledger = _ledger(p)
+    for key in ("fh/plain", "fh/zipped.gz"):
+        assert ledger[key][:2] == ("corrupt", 0)
+        assert "concatenated without newlines" in ledger[key][2] and "delimiter" in ledger[key][2]
+    assert ledger[good.key][:2] == ("loaded", 2) and target_rows(p).num_rows == 2
+
+
+def test_records_that_are_not_utf8_are_quarantined_even_after_a_crash_before_the_quarantine(
+        spark: Any, aws: AwsSection) -> None:
+    """Binary lines (gzip bytes under a plain name, a Latin-1 line) used to crash the quarantine's
+    commit after the target's, for ever: its records were lost and its table left unreadable."""
+    landing, lake, s3 = new_lake(aws)
+    body = b'{"order_id":1}\n\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff\n{"order_id":2}\nZ\xfcrich\n'
+    p = parts(make_config(aws, lake, "json"), spark)
+    record(p.changelog, [put(s3, landing, "json/binary.jsonl", body)])
+    with pytest.raises(Crash):
+        crashing(p.loader(), "committed").run_batch()  # the target committed, the quarantine not
+    p.loader().drain()  # the next run records what the crashed one did not
+    kept = sorted((r["line"], r["record"]) for r in p.quarantine.read().to_pylist())
+    assert [line for line, _ in kept] == [2, 4] and kept[1][1] == "Z\ufffdrich"
+    assert kept[0][1] == "\x1f\ufffd\x08\x00\x00\x00\x00\x00\x02\ufffd"  # gzip's header: 8b, ff do not decode
+    assert _ledger(p)["json/binary.jsonl"][:2] == ("loaded", 2) and target_rows(p).num_rows == 2
+
+
+def test_reasons_say_what_the_bytes_are_and_what_to_do(spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    good = make_files("json", 1, 2)[0]
+    avro = b'Obj\x01\x04\x14avro.codec\x08null\x16avro.schema\x1e{"type":"int"}\x00' + bytes(16) + b"\x02"
+    objects = {good.key: good.body, "gz/plain.json": gzip.compress(b'{"order_id":1}\n{"order_id":2}\n'),
+               "doc/array.json": json.dumps([{"order_id": 5, "customer": "x"}], indent=2).encode(),
+               "avro/a.json": avro,
+               "deep/a.json": b'{"order_id":1,"n":' + b"[" * 2000 + b"]" * 2000 + b"}\n"}
+    p = parts(make_config(aws, lake, "json"), spark)
+    record(p.changelog, [put(s3, landing, k, b) for k, b in objects.items()])
+    p.loader().drain()
+    found = {r["key"]: (r["status"], r["bad_records"], r["reason"]) for r in ledger_rows(p)}
+    plain, array = found["gz/plain.json"], found["doc/array.json"]
+    assert plain[0] == "corrupt" and "gzip-compressed" in plain[2] and "name it with a .gz" in plain[2]
+    assert plain[1] > 0 and f"({plain[1]} malformed)" in plain[2]  # the ledger counts what it says
+    assert array[0] == "corrupt" and "multiLine=true" in array[2] and f"({array[1]} malformed)" in array[2]
+    assert found["avro/a.json"][0] == "corrupt" and "an Avro container file" in found["avro/a.json"][2]
+    assert found["deep/a.json"][0] == "corrupt" and "flatten" in found["deep/a.json"][2]
+    assert not any("none in the batch's read" in why for _, _, why in found.values())
+    assert found[good.key][0] == "loaded" and target_rows(p).num_rows == 2
+
+
+def test_a_latin1_csv_read_as_utf8_says_how_many_rows_hold_replacement_characters(
+        spark: Any, aws: AwsSection) -> None:
+    landing, lake, s3 = new_lake(aws)
+    latin1 = "order_id,customer,amount,ts\n1,Zürich,1.0,\n2,Genève,2.0,\n3,Bern,3.0,\n".encode("latin-1")
+    utf8 = "order_id,customer,amount,ts\n4,Zürich,4.0,\n".encode()
+    p = parts(make_config(aws, lake, "csv"), spark)
+    record(p.changelog, [put(s3, landing, "csv/latin1.csv", latin1), put(s3, landing, "csv/utf8.csv", utf8)])
+    p.loader().drain()
+    ledger = _ledger(p)
+    assert ledger["csv/latin1.csv"][:2] == ("loaded", 3) and ledger["csv/latin1.csv"][2].startswith(
+        "2 rows hold U+FFFD") and "--read-option encoding=" in ledger["csv/latin1.csv"][2]
+    assert ledger["csv/utf8.csv"] == ("loaded", 1, "")

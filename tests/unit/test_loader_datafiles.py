@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from datetime import UTC, datetime
@@ -29,6 +30,20 @@ def test_partition_values_unescape_and_null() -> None:
     assert partition_values("data/b1/day=2026-11-01/h=10%3A00/part-0.parquet", ["day", "h"]) == {
         "day": "2026-11-01", "h": "10:00"}
     assert partition_values("data/b1/day=__HIVE_DEFAULT_PARTITION__/p.parquet", ["day"]) == {"day": None}
+
+
+def test_a_string_column_that_is_not_utf8_has_no_bounds_and_never_fails_the_commit(tmp_path: Path) -> None:
+    """Binary bytes in a string column (a quarantined record, a staged row) used to raise
+    UnicodeDecodeError in the stats, after the target's commit."""
+    offsets = pa.array([0, 2, 4], pa.int32()).buffers()[1]
+    binary = pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"ok\xff\xfe")])
+    (tmp_path / "data").mkdir()
+    pq.write_table(pa.table({"record": binary, "n": [1, 2]}), tmp_path / "data" / "f.parquet",
+                   row_group_size=1)
+    fs, root = filesystem(str(tmp_path), AwsSection())
+    stats = json.loads(data_files(fs, root, "data", [])[0].stats)
+    assert stats["minValues"] == {"n": 1} and stats["maxValues"] == {"n": 2}  # no half bounds for record
+    assert stats["numRecords"] == 2 and stats["nullCount"] == {"record": 0, "n": 0}
 
 
 def test_committed_files_carry_footer_stats_and_are_read_back(tmp_path: Path) -> None:

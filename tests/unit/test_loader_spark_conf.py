@@ -130,3 +130,13 @@ def test_a_session_on_an_unsupported_spark_or_without_its_format_stops_with_one_
         spark_line(["s3a", "hudi"], "4.1.4")
     with pytest.raises(TerminalError, match=r"^Spark 4\.0\.1 is not supported"):
         spark_line([], "4.0.1")
+
+
+def test_dates_are_read_and_written_exactly_unless_spark_submit_or_spark_conf_says_otherwise() -> None:
+    keys = {f"spark.sql.parquet.{k}RebaseModeIn{w}" for k in ("datetime", "int96") for w in ("Read", "Write")}
+    keys |= {f"spark.sql.avro.datetimeRebaseModeIn{w}" for w in ("Read", "Write")}
+    assert {k: session_conf(SparkSection()).get(k) for k in keys} == dict.fromkeys(keys, "CORRECTED")
+    given = {"spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY"}
+    assert "spark.sql.parquet.datetimeRebaseModeInRead" not in session_conf(SparkSection(), given=given)
+    mine = SparkSection(spark_conf=("spark.sql.avro.datetimeRebaseModeInWrite=LEGACY",))
+    assert session_conf(mine)["spark.sql.avro.datetimeRebaseModeInWrite"] == "LEGACY"

@@ -89,3 +89,17 @@ def test_the_users_runtime_folder_is_preferred(shared_tmp: Path, monkeypatch: py
     runtime.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     assert Path(log4j.log4j2_file("WARN")).parent == runtime / "lakeinlet"
+
+
+def test_a_failed_tasks_repeated_error_lines_are_denied_and_every_other_line_kept() -> None:
+    """A task's failure reaches the driver as the job's exception, which lakeinlet handles or reports:
+    Executor's "Exception in task" stack and TaskSetManager's "aborting job" line only repeat it
+    (the Spark batch test of one object of each kind checks the console itself)."""
+    text = log4j._text("ERROR")
+    for name, (logger, regex) in log4j.REPEATED.items():
+        assert f"logger.{name}.name = {logger}\nlogger.{name}.level = error\n" in text
+        assert f"logger.{name}.filter.repeated.regex = {regex}\n" in text
+        assert (f"logger.{name}.filter.repeated.onMatch = DENY\n"
+                f"logger.{name}.filter.repeated.onMismatch = NEUTRAL") in text
+    assert text.count("onMatch = DENY") == 2 and "rootLogger.level = error" in text
+    assert "DENY" not in log4j._text("DEBUG")  # at DEBUG the JVM says everything

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from lakeinlet.dev.cli import reference_text
+
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -37,3 +39,13 @@ def test_relative_links_lead_to_files(doc: str) -> None:
                if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
     missing = [t for t in targets if not ((ROOT / doc).parent / t).exists()]
     assert targets and not missing, f"{doc} links to missing files: {missing}"
+
+
+def test_the_csv_header_default_is_said_where_a_csv_user_looks() -> None:
+    """Spark reads CSV without a header by default: the header row loads as data unless told."""
+    rows = {line.split("|")[1].strip(): line for line in reference_text().splitlines()
+            if line.startswith("| `--")}
+    for flag in ("`--source-format`", "`--read-option`"):
+        assert "header=true" in rows[flag] and "Spark's default" in rows[flag], flag
+    formats = ROOT / "docs" / "concepts" / "formats.md"
+    assert "CSV has no header unless `--read-option header=true`" in formats.read_text(encoding="utf-8")

@@ -85,6 +85,7 @@ def footer_stats(fs: pafs.FileSystem, path: str) -> str:
     mins: dict[str, Any] = {}
     maxs: dict[str, Any] = {}
     nulls: dict[str, int] = {}
+    unbounded: set[str] = set()
     for rg in range(meta.num_row_groups):
         group = meta.row_group(rg)
         for c in range(group.num_columns):
@@ -97,11 +98,18 @@ def footer_stats(fs: pafs.FileSystem, path: str) -> str:
                 continue
             nulls[name] = nulls.get(name, 0) + int(st.null_count or 0)
             if st.has_min_max:
-                lo, hi = _json_value(st.min), _json_value(st.max)
+                try:
+                    lo, hi = _json_value(st.min), _json_value(st.max)
+                except UnicodeDecodeError:  # bytes that are not UTF-8 in a string column: no
+                    unbounded.add(name)  # bounds at all (one row group's alone would mislead)
+                    continue
                 if lo is not None and (name not in mins or lo < mins[name]):
                     mins[name] = lo
                 if hi is not None and (name not in maxs or hi > maxs[name]):
                     maxs[name] = hi
+    for name in unbounded:
+        mins.pop(name, None)
+        maxs.pop(name, None)
     return json.dumps({"numRecords": meta.num_rows, "minValues": mins, "maxValues": maxs,
                        "nullCount": nulls})
 

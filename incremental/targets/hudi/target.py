@@ -407,10 +407,12 @@ def _partition_path(partition_by: Sequence[str]) -> Any:
     """The hive-style partition path Hudi gives a row (`a=1/b=x`), as a column."""
     from pyspark.sql import functions as F
 
+    from lakeinlet import column_names
+
     if not partition_by:
         return F.lit("")
     return F.concat_ws("/", *(F.concat(F.lit(f"{c}="), F.coalesce(
-        F.col(c).cast("string"), F.lit(HIVE_DEFAULT_PARTITION))) for c in partition_by))
+        column_names.col(c).cast("string"), F.lit(HIVE_DEFAULT_PARTITION))) for c in partition_by))
 
 
 def _commit(instant: Any, meta: dict[str, Any]) -> TargetCommit:

@@ -216,9 +216,9 @@ class IcebergTarget:
         for key, value in (PROPERTIES | self._location()).items():
             w = w.tableProperty(key, value)
         if self.partition_by:
-            from pyspark.sql import functions as F
+            from lakeinlet import column_names
 
-            w = w.partitionedBy(*[F.col(c) for c in self.partition_by])
+            w = w.partitionedBy(*[column_names.col(c) for c in self.partition_by])
         try:
             w.option("snapshot-property.lakeinlet.operation", "create").create()
         except Exception as exc:
