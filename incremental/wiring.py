@@ -14,6 +14,7 @@ from lakeinlet.incremental.bounds import Bounded, bounds_of
 from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
 from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.cleanup_guard import Guard
+from lakeinlet.incremental.column_names import missing_partitions, schema_names
 from lakeinlet.incremental.ledger import DeltaCleanupLog, DeltaLedger
 from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
@@ -22,9 +23,11 @@ from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
+from lakeinlet.incremental.targets.schema import LINEAGE_SCHEMA
 from lakeinlet.own import location
 
 if TYPE_CHECKING:
+    from lakeinlet.incremental.column_check import CheckedReader
     from lakeinlet.incremental.ports import Target
     from lakeinlet.incremental.read.reader import SparkReader
 
@@ -136,13 +139,21 @@ class Parts:
                            footers=self.store().footers)
 
     def loader(self, filters: KeyFilter | None = None) -> Loader:
-        """The loader of this table; `filters` (default: the plan's) within the bounds."""
-        cfg = self.config
-        reader: SparkReader | None = None
+        """The loader of this table; `filters` (default: the plan's) within the bounds.
 
-        def lazy_reader() -> SparkReader:  # Spark starts only when a batch has something to read
+        Raises:
+            ConfigError: a --partition-by column that the table, or an explicit --schema, lacks.
+        """
+        cfg, t = self.config, self.config.tables
+        partition_check(cfg, self.target)
+        reader: CheckedReader | None = None
+
+        def lazy_reader() -> CheckedReader:  # Spark starts only when a batch has something to read
+            from lakeinlet.incremental.column_check import CheckedReader
+
             nonlocal reader
-            reader = reader or self.reader()
+            reader = reader or CheckedReader(self.reader(), t.target_format, t.column_names == "rename",
+                                             t.partition_by)
             return reader
 
         p = cfg.plan
@@ -153,6 +164,20 @@ class Parts:
                                                          routed=cfg.routes.enabled), bounds_of(cfg)),
                       quarantine=self.quarantine,
                       on_missing_checkpoint=cfg.run.on_missing_checkpoint, hold=self.hold)
+
+
+def partition_check(cfg: LoaderConfig, target: Target) -> None:
+    """At start-up, where the columns are known (the table's, else an explicit --schema's): each
+    --partition-by column among them (otherwise the reader checks the first batch's rows)."""
+    t = cfg.tables
+    if not t.partition_by:
+        return
+    table = target.schema()
+    found = ((table.names, "in the table") if table is not None else
+             (schema_names(cfg.read.schema), "in --schema"))
+    if found[0] is not None and (why := missing_partitions(
+            t.partition_by, [*found[0], *(c for c in LINEAGE_SCHEMA.names if c not in found[0])], found[1])):
+        raise ConfigError([f"table {t.table}: {why}"])
 
 
 def build_cleanup(parts: Parts) -> Cleanup | None:

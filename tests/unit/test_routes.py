@@ -149,7 +149,8 @@ def test_iceberg_routes_sharing_a_catalog_or_naming_their_own_share_one_session(
     shared = replace(shared, iceberg=replace(shared.iceberg, iceberg_catalog_uri="jdbc:sqlite:/lake.db"))
     needs = session_needs([r.config for r in routes_of(shared)])  # tables in two folders: one catalog
     assert needs.conf["spark.sql.catalog.lakeinlet.uri"] == "jdbc:sqlite:/lake.db"
-    named = routes_of(iceberg_routes(tmp_path, 'iceberg_catalog_name = "cat_a"', 'iceberg_catalog_name = "cat_b"'))
+    named = routes_of(iceberg_routes(tmp_path, 'iceberg_catalog_name = "cat_a"',
+                                     'iceberg_catalog_name = "cat_b"'))
     assert session_needs([r.config for r in named]).conf["spark.sql.catalog.cat_b.uri"] == \
         "jdbc:sqlite:/b/t.catalog.db"
 
