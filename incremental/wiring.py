@@ -85,7 +85,9 @@ class Parts:
         outcome: str = registry.sync(ref, entry)
         t = self.config.tables
         if t.target_format == "hudi" and t.partition_by:
-            paths = {s.partition_path for s in self.target.table().get_file_slices()}  # type: ignore[attr-defined]
+            from lakeinlet.incremental.targets.hudi.arrow_fallback import partition_paths
+
+            paths = partition_paths(self.target.table())  # type: ignore[attr-defined]
             values = [dict(p.split("=", 1) for p in path.split("/")) for path in paths if path]
             fresh = [v for v in values if tuple(v.values()) not in self._partitions]
             added = registry.add_partitions(ref, entry, fresh)

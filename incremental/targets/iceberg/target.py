@@ -340,4 +340,4 @@ def _plain(schema: pa.Schema) -> pa.Schema:
 def _spark_schema(schema: pa.Schema) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return from_arrow_schema(_plain(schema))
+    return from_arrow_schema(_plain(schema), prefer_timestamp_ntz=True)
