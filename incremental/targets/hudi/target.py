@@ -161,14 +161,15 @@ class HudiTarget:
         found = self.commits()
         return tc.checkpoint_from(found, self.app_id, found[0].version if found else -1)
 
-    def writing(self) -> AbstractContextManager[None]:
-        """Hold the writer lease for a run (loads, resets, maintenance): one writer per table;
-        inside a run that holds it (a --continuous loader's maintenance), nothing more."""
-        return nullcontext() if self._held else self._holding()
+    def writing(self, role: str = "a loader") -> AbstractContextManager[None]:
+        """Hold the writer lease as `role` (named to a writer that waits for it) for a run (loads,
+        resets, maintenance): one writer per table; inside a run that holds it (a --continuous
+        loader's maintenance), nothing more."""
+        return nullcontext() if self._held else self._holding(role)
 
     @contextmanager
-    def _holding(self) -> Iterator[None]:
-        with held(self.lease, self.section.lease_wait_seconds):
+    def _holding(self, role: str) -> Iterator[None]:
+        with held(self.lease, self.section.lease_wait_seconds, role):
             self._held = True
             try:
                 yield
