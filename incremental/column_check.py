@@ -38,7 +38,7 @@ class CheckedReader:
         if batch.data is None:
             return batch
         found, table = spark_tree(batch.data.schema), arrow_tree(table_schema)
-        new, clashes = cn.renames(found, self.fmt, table) if self.rename else ({}, {})
+        new, clashes = cn.renames(found, table) if self.rename else ({}, {})
         if clashes or (not self.rename and cn.unusable(found, self.fmt, table)):
             aside = self._refused(objs, table)
             if aside:
@@ -65,7 +65,7 @@ class CheckedReader:
         aside: dict[Ref, tuple[str, str]] = {}
         for ref, types in checks.typed_objects(self.inner, objs).items():
             tree = spark_tree(T.StructType([T.StructField(n, t) for n, t in types.items()]))
-            clashes = cn.renames(tree, self.fmt, table)[1] if self.rename else {}
+            clashes = cn.renames(tree, table)[1] if self.rename else {}
             whys = [cn.clash_reason(p, c) for p, c in clashes.items()] if self.rename else \
                 [cn.reason(p, self.fmt) for p in cn.unusable(tree, self.fmt, table)]
             why = whys[0] if whys else None

@@ -12,7 +12,7 @@ from pathlib import Path
 Tree = Mapping[str, "Tree"]
 """Column names, each with the names of its struct fields (array and map values' included)."""
 AVRO = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-DELTA_INVALID = " ,;{}()\n\t="
+STRICTEST = "hudi"
 
 
 @dataclass(frozen=True)
@@ -26,13 +26,15 @@ class NameRule:
 RULES = {
     "hudi": NameRule(lambda n: not AVRO.fullmatch(n),
                      "Hudi stores Avro names: a letter or _, then letters, digits or _"),
-    "delta": NameRule(lambda n: not n or any(c in DELTA_INVALID for c in n),
-                      "Delta without column mapping refuses any of ' ,;{}()\\n\\t='"),
+    "delta": NameRule(lambda n: not n, "Delta refuses an empty name (delta-rs 1.6 and delta-spark 3.3 "
+                                       "store any other, spaces and ' ,;{}()\\n\\t=' included)"),
     "iceberg": NameRule(lambda n: not n, "Iceberg refuses an empty name (it keeps names in its "
                                          "JSON metadata and sanitizes the Avro names itself)"),
 }
-"""Each format's own rule (the default: a table loading today keeps loading); the names the
-renamer makes are Hudi's (the strictest), so a renamed table can move between formats."""
+"""Each format's own rule (the default: a table loading today keeps loading). Delta's protocol
+once forbade ' ,;{}()\\n\\t=' without column mapping; delta-spark 3.3 reads and appends such
+names (measured), so refusing them would break Delta tables that load. The renamer makes Hudi's
+names (the strictest), so a renamed table can move between formats."""
 
 
 def portable(name: str) -> str:
@@ -55,12 +57,13 @@ def unusable(found: Tree, fmt: str, table: Tree | None = None) -> list[str]:
     return out
 
 
-def renames(found: Tree, fmt: str, table: Tree | None = None) -> tuple[dict[str, str], dict[str, str]]:
-    """Per dotted path, the new name of each name `fmt` cannot store (`portable`), and the paths
+def renames(found: Tree, table: Tree | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """Per dotted path, the new name of each name the strictest format cannot store (`portable`:
+    what every format stores, whatever the table's format), and the paths
     whose new name clashes with a sibling's in `found` (case-insensitively, as Spark resolves
     names), each with the clash in words: within one object, two columns that would become one."""
     new, clashes = {}, {}
-    for path in unusable(found, fmt, table):
+    for path in unusable(found, STRICTEST, table):
         parent, _, name = path.rpartition(".")
         want = new[path] = portable(name)
         taken = [s for s in _at(found, parent)

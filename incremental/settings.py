@@ -46,11 +46,12 @@ class TablesSection:
         metavar="COLS")
     column_names: str = setting(
         "check", "A column name the target format cannot store (Hudi: Avro names, "
-        "[A-Za-z_][A-Za-z0-9_]*; Delta: none of ' ,;{}()\\n\\t='; Iceberg: any but empty), in a "
-        "column the table does not hold yet: `check` sets its object aside (ledger "
-        "`schema_conflict`, naming the column) and loads the rest of the batch; `rename` loads it "
-        "under a name every format stores, each other character turned into `_` (`Order ID` → "
-        "`Order_ID`); an object whose renamed column would clash with another is set aside.",
+        "[A-Za-z_][A-Za-z0-9_]*; Delta and Iceberg: any but empty), in a column the table does "
+        "not hold yet: `check` sets its object aside (ledger `schema_conflict`, naming the column "
+        "and the fix) and loads the rest of the batch. `rename` loads every name outside "
+        "[A-Za-z_][A-Za-z0-9_]* under one every format stores, each other character turned into "
+        "`_` (`Order ID` → `Order_ID`), so the table can move between formats; an object in which "
+        "two columns would become one is set aside.",
         choices=("check", "rename"))
     app_id: str = setting(
         "lakeinlet-loader", "Checkpoint id stored in the target's `txn` action; two loaders "
