@@ -101,6 +101,7 @@ def routes_of(config: Any) -> list[Route]:
                      for i, a in enumerate(routes) for b in routes[i + 1:] if _overlap(a.filters, b.filters)]
     if not routes and not problems:
         problems.append("--routes: the file has no [[route]] table")
+    problems += catalog_clashes(selected(routes, section.route))
     if problems:
         raise ConfigError(problems)
     tables = [*(r.config for r in routes), _unrouted(config)]
@@ -126,7 +127,8 @@ def _unrouted(config: Any) -> Any:
 
 def session_needs(configs: list[Any]) -> SparkNeeds:
     """One Spark session for every route: all formats' jar groups and settings (session
-    extensions joined); two routes asking one setting of different values is refused."""
+    extensions joined); two routes asking one setting of different values is refused
+    (`catalog_clashes` says so at start-up)."""
     groups: list[str] = []
     conf: dict[str, str] = {}
     required: dict[str, tuple[str, str]] = {}
@@ -139,14 +141,50 @@ def session_needs(configs: list[Any]) -> SparkNeeds:
         for key, value in needs.conf.items():
             if key == "spark.sql.extensions":
                 extensions += [e for e in value.split(",") if e not in extensions]
-            elif conf.setdefault(key, value) != value:
-                problems.append(f"{key}: routes need both {conf[key]} and {value} (give their "
-                                "Iceberg catalogs different --iceberg-catalog-name values)")
+            elif conf.setdefault(key, value) != value and not _location_only(key, needs.conf):
+                problems.append(f"{key}: routes need both {conf[key]} and {value} ({ONE_CATALOG})")
     if problems:
         raise ConfigError(sorted(set(problems)))
     if extensions:
         conf["spark.sql.extensions"] = ",".join(extensions)
     return SparkNeeds(groups, conf, required)
+
+
+ONE_CATALOG = ("one Spark session holds one catalog of a name: give the run one shared catalog "
+               "(--iceberg-catalog-uri, e.g. jdbc:postgresql://HOST/DB, or jdbc:sqlite:/PATH/catalog.db "
+               "on one machine) or each route its own `iceberg_catalog_name`")
+
+
+def catalog_clashes(routes: list[Route]) -> list[str]:
+    """Why the routes cannot share one Spark session (checked at start-up, not at the first batch,
+    where it would fail every route): a route whose format's settings cannot be made (an Iceberg
+    table on S3 without a catalog URI), or two Iceberg routes that give one catalog name different
+    settings (the default: a SQLite file beside each table)."""
+    problems, first = [], dict[str, tuple[str, str]]()
+    clashed: set[tuple[str, str]] = set()
+    for r in routes:
+        try:
+            conf = spark_needs(r.config).conf
+        except ConfigError as exc:
+            problems += [f"route {r.name}: {p}" for p in exc.problems]
+            continue
+        for key, value in conf.items():
+            owner, was = first.setdefault(key, (r.name, value))
+            if key == "spark.sql.extensions" or was == value or _location_only(key, conf) \
+                    or (owner, r.name) in clashed:
+                continue
+            clashed.add((owner, r.name))
+            catalog = key.split(".")[3] if key.startswith("spark.sql.catalog.") else key
+            problems.append(f"routes {owner} and {r.name}: both use the Iceberg catalog `{catalog}` with "
+                            f"different settings ({key}: {was} vs {value}); {ONE_CATALOG}")
+    return problems
+
+
+def _location_only(key: str, conf: dict[str, str]) -> bool:
+    """A catalog's warehouse, which only places tables created without a location: lakeinlet
+    gives every table its location (a Hadoop catalog's tables are found by it instead)."""
+    catalog = key.rsplit(".", 1)[0]
+    return key.endswith(".warehouse") and conf.get(f"{catalog}.type") != "hadoop"
 
 
 def _file_specs(path: str | None) -> list[tuple[dict[str, Any], str]]:

@@ -40,8 +40,19 @@ class TablesSection:
         None, "URI of the ingest ledger (Delta); default: <table>_ledger beside the table.",
         metavar="URI")
     partition_by: tuple[str, ...] = setting(
-        (), "Target partition columns (comma list); fixed when the table is created.",
+        (), "Target partition columns (comma list); fixed when the table is created. A column "
+        "the existing table or --schema lacks is refused at start-up, one the first batch's rows "
+        "lack before its write.",
         metavar="COLS")
+    column_names: str = setting(
+        "check", "A column name the target format cannot store (Hudi: Avro names, "
+        "[A-Za-z_][A-Za-z0-9_]*; Delta and Iceberg: any but empty), in a column the table does "
+        "not hold yet: `check` sets its object aside (ledger `schema_conflict`, naming the column "
+        "and the fix) and loads the rest of the batch. `rename` loads every name outside "
+        "[A-Za-z_][A-Za-z0-9_]* under one every format stores, each other character turned into "
+        "`_` (`Order ID` → `Order_ID`), so the table can move between formats; an object in which "
+        "two columns would become one is set aside.",
+        choices=("check", "rename"))
     app_id: str = setting(
         "lakeinlet-loader", "Checkpoint id stored in the target's `txn` action; two loaders "
         "with different ids on one table would each load every object.")

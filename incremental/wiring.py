@@ -14,6 +14,7 @@ from lakeinlet.incremental.bounds import Bounded, bounds_of
 from lakeinlet.incremental.changelog_reader import ChangelogReader, SharedChangelogReader
 from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.cleanup_guard import Guard
+from lakeinlet.incremental.column_names import missing_partitions, schema_names
 from lakeinlet.incremental.filter_record import FilterRecord, Gap, gap_of, stamp
 from lakeinlet.incremental.ledger import DeltaCleanupLog, DeltaLedger
 from lakeinlet.incremental.loader import Loader
@@ -23,10 +24,12 @@ from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
+from lakeinlet.incremental.targets.schema import LINEAGE_SCHEMA
 from lakeinlet.logs import event
 from lakeinlet.own import location
 
 if TYPE_CHECKING:
+    from lakeinlet.incremental.column_check import CheckedReader
     from lakeinlet.incremental.ports import Target
     from lakeinlet.incremental.read.reader import SparkReader
 
@@ -86,7 +89,9 @@ class Parts:
         outcome: str = registry.sync(ref, entry)
         t = self.config.tables
         if t.target_format == "hudi" and t.partition_by:
-            paths = {s.partition_path for s in self.target.table().get_file_slices()}  # type: ignore[attr-defined]
+            from lakeinlet.incremental.targets.hudi.arrow_fallback import partition_paths
+
+            paths = partition_paths(self.target.table())  # type: ignore[attr-defined]
             values = [dict(p.split("=", 1) for p in path.split("/")) for path in paths if path]
             fresh = [v for v in values if tuple(v.values()) not in self._partitions]
             added = registry.add_partitions(ref, entry, fresh)
@@ -155,13 +160,21 @@ class Parts:
 
     def loader(self, filters: KeyFilter | None = None, record: bool = True) -> Loader:
         """The loader of this table; `filters` (default: the plan's, which its commits record
-        unless `record` is False: `record_filters` reads the checkpoint) within the bounds."""
-        cfg = self.config
-        reader: SparkReader | None = None
+        unless `record` is False: `record_filters` reads the checkpoint) within the bounds.
 
-        def lazy_reader() -> SparkReader:  # Spark starts only when a batch has something to read
+        Raises:
+            ConfigError: a --partition-by column that the table, or an explicit --schema, lacks.
+        """
+        cfg, t = self.config, self.config.tables
+        partition_check(cfg, self.target)
+        reader: CheckedReader | None = None
+
+        def lazy_reader() -> CheckedReader:  # Spark starts only when a batch has something to read
+            from lakeinlet.incremental.column_check import CheckedReader
+
             nonlocal reader
-            reader = reader or self.reader()
+            reader = reader or CheckedReader(self.reader(), t.target_format, t.column_names == "rename",
+                                             t.partition_by)
             return reader
 
         p = cfg.plan
@@ -174,6 +187,20 @@ class Parts:
                                                          routed=cfg.routes.enabled), bounds_of(cfg)),
                       quarantine=self.quarantine,
                       on_missing_checkpoint=cfg.run.on_missing_checkpoint, hold=self.hold)
+
+
+def partition_check(cfg: LoaderConfig, target: Target) -> None:
+    """At start-up, where the columns are known (the table's, else an explicit --schema's): each
+    --partition-by column among them (otherwise the reader checks the first batch's rows)."""
+    t = cfg.tables
+    if not t.partition_by:
+        return
+    table = target.schema()
+    found = ((table.names, "in the table") if table is not None else
+             (schema_names(cfg.read.schema), "in --schema"))
+    if found[0] is not None and (why := missing_partitions(
+            t.partition_by, [*found[0], *(c for c in LINEAGE_SCHEMA.names if c not in found[0])], found[1])):
+        raise ConfigError([f"table {t.table}: {why}"])
 
 
 def build_cleanup(parts: Parts) -> Cleanup | None:

@@ -8,6 +8,7 @@ from lakeinlet.aws import client
 from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.wiring import Parts
 from lakeinlet.queues import queue_url_of, read_depths
+from lakeinlet.storage import absolute_local, delta_uri
 
 
 def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None,
@@ -35,9 +36,16 @@ def table_lines(parts: Parts, now: datetime | None = None) -> list[str]:
     """Changelog head, checkpoint, lag and freshness measured at `now`, and the catalog entry."""
     view = ck.show(parts.target, parts.changelog, now)
     head = view.pending[-1].timestamp.isoformat(timespec="seconds") if view.pending else "-"
-    lines = [f"changelog: {parts.changelog.uri} head version {view.head} (newest pending commit {head})",
-             f"target:    {parts.target.uri}", *view.lines()[0:1], *view.lines()[2:3],
+    lines = [f"changelog: {shown(parts.changelog.uri)} head version {view.head} "
+             f"(newest pending commit {head})",
+             f"target:    {shown(parts.target.uri)}", *view.lines()[0:1], *view.lines()[2:3],
              view.freshness_line()]
     catalog = parts.catalog_line()
     filters = parts.filters_line()
     return lines + [line for line in (catalog, filters) if line]
+
+
+def shown(uri: str) -> str:
+    """One form for every format's table: an absolute path, or `s3://` (Delta keeps the path it
+    was given, Hudi an absolute one, Iceberg the `s3a://` Spark writes)."""
+    return delta_uri(absolute_local(uri))

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
 WIDENING = {("int", "bigint"), ("float", "double"), ("int", "double"), ("bigint", "double"),
-            ("date", "timestamp")}
+            ("date", "timestamp"), ("timestamp_ntz", "timestamp")}
 HOW_TO_FIX = ("fix the object and upload it again (its new event loads it), or set --schema to cast "
               "and reset the checkpoint; --on-type-conflict fail stops the run instead")
 
@@ -282,7 +282,7 @@ def split_conflicting(reader: SparkReader, objs: Sequence[PlannedObject], failed
     first batch, the types most objects agree on: `agreed_types`), the others are quarantined,
     the rest read again."""
     if table is not None:
-        want = {f.name: f.dataType for f in from_arrow_schema(table).fields}
+        want = {f.name: f.dataType for f in from_arrow_schema(table, prefer_timestamp_ntz=True).fields}
         keep = quarantine(reader, objs, want, failed)
     else:
         keep = _first_batch_agreement(reader, objs, failed)
@@ -321,7 +321,7 @@ def reconcile(reader: SparkReader, df: DataFrame, objs: Sequence[PlannedObject],
         if len(keep) == len(objs) or not keep:
             return (df if keep else None), keep
         return reader.reader().load([reader.load_path(o) for o in keep]), keep
-    current = {f.name: f.dataType for f in from_arrow_schema(table).fields}
+    current = {f.name: f.dataType for f in from_arrow_schema(table, prefer_timestamp_ntz=True).fields}
     if found := conflicts({f.name: f.dataType for f in df.schema.fields}, current):
         keep = quarantine(reader, objs, current, failed)
         if not keep:

@@ -26,3 +26,31 @@ def test_the_staging_branch_is_dropped_when_the_run_ends(spark: Any, aws: AwsSec
         assert main(["run", "--drain", *flags]) == 0
     assert target_rows(p).num_rows == 6
     assert set(p.target.table().metadata.refs) == {"main"}
+
+
+class VacuumBeforePublish:
+    """The loader's target, with another process's `vacuum` run between its stage and its publish."""
+
+    def __init__(self, target: Any, other: Any) -> None:
+        self.target, self.other = target, other
+        self.said: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+    def publish(self, staged: Any) -> int:
+        self.said += self.other.vacuum(1.0, dry_run=False)
+        return int(self.target.publish(staged))
+
+
+def test_vacuum_keeps_a_live_loaders_branch(spark: Any, aws: AwsSection) -> None:
+    """Before: vacuum dropped every lakeinlet_* branch but its own, a loader's between its stage
+    and its publish included, whose publish then failed; its dry run called it older than 168 h."""
+    landing, lake, s3 = new_lake(aws)
+    config = make_config(aws, lake, target_format="iceberg")
+    p, other = parts(config, spark), parts(config, spark)
+    record(p.changelog, upload(s3, landing, make_files("parquet", 2, 3)))
+    p.target = racing = VacuumBeforePublish(p.target, other.target)  # type: ignore[assignment]
+    p.loader().drain()
+    assert target_rows(p).num_rows == 6
+    assert not [s for s in racing.said if s.startswith("branch ")]

@@ -79,6 +79,8 @@ def test_compaction_keeps_rows_checkpoint_and_ledger_repair(spark: Any, aws: Aws
     assert p.target.checkpoint().position == checkpoint
     expired = snapshots - snapshot_ids(p)
     assert expired and f"expired {len(expired)} snapshots" in done.detail
+    assert f"the rewrite replaced {total} files with 2; meanwhile 0 loader commits added 0 files" \
+        in done.detail
 
     assert p.loader().repair() == 1  # the crashed batch's commit survived the expiry
     assert loaded_refs(p) == {(e.bucket, e.key): 1 for e in events}

@@ -16,7 +16,7 @@ from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.commands import checkpoint as ck
-from lakeinlet.incremental.commands.status import status_lines
+from lakeinlet.incremental.commands.status import shown, status_lines
 from lakeinlet.incremental.model import (
     FILTERED,
     LOADED,
@@ -216,3 +216,19 @@ def test_every_changelog_commit_records_the_bytes_its_events_announce(tmp_path: 
         events = [ObjectEvent("b", f"k{v}-{i}", "ObjectCreated:Put", T0, s, "e") for i, s in enumerate(sizes)]
         cl.append([ReceivedEvent(e, f"m{v}-{i}", T0, f"p{v}") for i, e in enumerate(events)], {})
     assert [c.bytes for c in cl.commits()] == [15, 7, 3]
+
+
+@pytest.mark.parametrize("uri", ["lake/t", "./lake/t", "s3a://b/lake/t", "s3://b/lake/t"])
+def test_status_shows_every_target_in_one_form(uri: str, tmp_path: Path, monkeypatch: Any) -> None:
+    """Before: Delta's relative path as given, Hudi's absolute, Iceberg's `s3a://`."""
+    monkeypatch.chdir(tmp_path)
+    want = f"{tmp_path}/lake/t" if "://" not in uri else "s3://b/lake/t"
+    assert shown(uri) == want
+
+
+def test_status_prints_a_relative_delta_table_absolute(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    cl, at = changelog(tmp_path, 1), datetime(2026, 11, 26, 20, 1, 2, tzinfo=UTC)
+    target = DeltaTarget("t", AWS, APP)
+    commit(target, NOTHING_READ, Position(-1), Position(0), "b1", [outcome("k0", at)])
+    assert f"target:    {tmp_path}/t" in status_lines(parts(target, cl), None, None, at)

@@ -4,6 +4,7 @@ If-None-Match/If-Match) and heartbeat, LocalLease's flock, and `held`, all on a 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ import pytest
 from moto import mock_aws
 
 from lakeinlet.incremental.targets.hudi.lease import LeaseHeld, LeaseLost, LocalLease, S3Lease, held
+from lakeinlet.logs import _FIELDS
 
 pytestmark = pytest.mark.unit
 BUCKET, KEY, TTL, T0 = "lake-lease", "t/table.lakeinlet-writer.json", 30.0, 1_000_000.0
@@ -271,3 +273,18 @@ def test_release_never_acquired_leaves_the_holder_alone(make_s3: MakeS3) -> None
     a.acquire(0)
     make_s3().release()
     a.check()
+
+
+def test_a_waiter_is_told_who_holds_the_lease(make: Make, clock: Clock,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    """Before: "another loader" whoever held it, `maintain` included."""
+    a, b = make(), make()
+    a.acquire(0, role="maintain")
+    with pytest.raises(LeaseHeld, match=r"^maintain \(.+:\d+.*\) holds the writer"), \
+            caplog.at_level(logging.INFO, logger="lakeinlet.lease"):
+        b.acquire(1.0)
+    assert [str(vars(r)[_FIELDS]["holder"]).startswith("maintain (") for r in caplog.records] == [True]
+    a.release()
+    b.acquire(0)
+    with pytest.raises(LeaseHeld, match=r"^a loader \("):
+        make().acquire(0)

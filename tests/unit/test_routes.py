@@ -37,6 +37,7 @@ partition_by = ["day", "region"]
 name = "clicks"
 table = "s3://lake/clicks"
 target_format = "iceberg"
+iceberg_catalog_uri = "jdbc:postgresql://db/lake"
 source_format = "json"
 suffix = [".json"]
 """
@@ -111,20 +112,47 @@ def test_exclusive_routes_refuse_keys_two_routes_can_select(tmp_path: Path, a: s
 
 
 def test_the_session_serves_every_routes_format(tmp_path: Path) -> None:
-    text = ROUTES.replace('target_format = "iceberg"',
-                          'target_format = "iceberg"\niceberg_catalog_uri = "jdbc:sqlite:/x.db"')
-    needs = session_needs([r.config for r in routes_of(base(tmp_path, text))])
+    needs = session_needs([r.config for r in routes_of(base(tmp_path))])
     assert needs.groups == ["hudi", "iceberg"]
     assert needs.conf["spark.sql.extensions"].split(",") == [
         "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
         "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"]
 
 
-def test_two_iceberg_routes_naming_one_catalog_differently_are_refused(tmp_path: Path) -> None:
-    text = "".join(f'[[route]]\nname = "{n}"\ntable = "/t/{n}"\ntarget_format = "iceberg"\n'
-                   f'iceberg_catalog_uri = "jdbc:sqlite:/{n}.db"\n' for n in "ab")
-    with pytest.raises(ConfigError, match="different --iceberg-catalog-name"):
-        session_needs([r.config for r in routes_of(base(tmp_path, text))])
+def iceberg_routes(tmp_path: Path, *extra: str, **tables: Any) -> LoaderConfig:
+    """Two Iceberg routes, a and b (local tables in two folders), each with its `extra` keys."""
+    text = "".join(f'[[route]]\nname = "{n}"\ntarget_format = "iceberg"\n'
+                   + ("" if "table =" in x else f'table = "/{n}/t"\n') + f"{x}\n"
+                   for n, x in zip("ab", extra or ("", ""), strict=True))
+    config = base(tmp_path, text)
+    return replace(config, tables=replace(config.tables, **tables))
+
+
+def test_two_iceberg_routes_on_default_catalog_settings_are_refused_at_start_up(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        routes_of(iceberg_routes(tmp_path))  # each a SQLite catalog beside its table, one name
+    assert err.value.problems == [
+        "routes a and b: both use the Iceberg catalog `lakeinlet` with different settings "
+        "(spark.sql.catalog.lakeinlet.uri: jdbc:sqlite:/a/t.catalog.db vs jdbc:sqlite:/b/t.catalog.db); "
+        "one Spark session holds one catalog of a name: give the run one shared catalog "
+        "(--iceberg-catalog-uri, e.g. jdbc:postgresql://HOST/DB, or jdbc:sqlite:/PATH/catalog.db on one "
+        "machine) or each route its own `iceberg_catalog_name`"]
+    with pytest.raises(ConfigError, match="routes a and b: both use the Iceberg catalog"):
+        routes_of(iceberg_routes(tmp_path, 'iceberg_catalog_uri = "jdbc:sqlite:/a.db"',
+                                 'iceberg_catalog_uri = "jdbc:sqlite:/b.db"'))
+    with pytest.raises(ConfigError, match="route b: --table s3a://lake/b: an Iceberg table on S3 needs"):
+        routes_of(iceberg_routes(tmp_path, "", 'table = "s3://lake/b"'))
+
+
+def test_iceberg_routes_sharing_a_catalog_or_naming_their_own_share_one_session(tmp_path: Path) -> None:
+    shared = iceberg_routes(tmp_path)
+    shared = replace(shared, iceberg=replace(shared.iceberg, iceberg_catalog_uri="jdbc:sqlite:/lake.db"))
+    needs = session_needs([r.config for r in routes_of(shared)])  # tables in two folders: one catalog
+    assert needs.conf["spark.sql.catalog.lakeinlet.uri"] == "jdbc:sqlite:/lake.db"
+    named = routes_of(iceberg_routes(tmp_path, 'iceberg_catalog_name = "cat_a"',
+                                     'iceberg_catalog_name = "cat_b"'))
+    assert session_needs([r.config for r in named]).conf["spark.sql.catalog.cat_b.uri"] == \
+        "jdbc:sqlite:/b/t.catalog.db"
 
 
 def routed(*prefixes: str) -> Filters:

@@ -33,6 +33,7 @@ from lakeinlet.incremental.ports import Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta.files import DataFile, data_files, list_written
 from lakeinlet.incremental.targets.delta.maintain import compact_table
+from lakeinlet.incremental.targets.delta.protocol import list_features
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
 from lakeinlet.storage import delta_uri, filesystem, spark_uri, storage_options
@@ -193,9 +194,8 @@ class DeltaTarget:
         dt = self.table()
         if dt is None:
             try:
-                return DeltaTable.create(self.uri, schema, mode="error",
-                                         partition_by=self.partition_by or None,
-                                         storage_options=self._options)
+                dt = DeltaTable.create(self.uri, schema, mode="error", partition_by=self.partition_by or None,
+                                       storage_options=self._options)
             except Exception:  # another loader created it first: use theirs
                 dt = self.table()
                 if dt is None:
@@ -206,6 +206,9 @@ class DeltaTarget:
             dt.alter.add_columns([Field.from_arrow(f) for f in added])
             dt = self.table()
         assert dt is not None
+        if list_features(dt):
+            dt = self.table()
+            assert dt is not None
         return dt
 
     def _commit(self, dt: DeltaTable, actions: list[AddAction | RemoveAction], end: Position,
@@ -337,7 +340,8 @@ def removal_frame(spark: Any, root: str, actions: list[dict[str, Any]], partitio
 
     if not actions or schema is None:
         return None
-    data_schema = from_arrow_schema(pa.schema([f for f in schema if f.name not in partition_by]))
+    data_schema = from_arrow_schema(pa.schema([f for f in schema if f.name not in partition_by]),
+                                    prefer_timestamp_ntz=True)
     groups: dict[tuple[Any, ...], list[str]] = {}
     for a in actions:
         groups.setdefault(tuple(a.get(f"partition.{c}") for c in partition_by), []).append(
@@ -346,7 +350,8 @@ def removal_frame(spark: Any, root: str, actions: list[dict[str, Any]], partitio
     for values, paths in groups.items():
         df = spark.read.schema(data_schema).parquet(*paths).withColumn("_path", F.col("_metadata.file_path"))
         for col, value in zip(partition_by, values, strict=True):
-            df = df.withColumn(col, F.lit(value).cast(from_arrow_schema(schema)[col].dataType))
+            df = df.withColumn(col, F.lit(value).cast(
+                from_arrow_schema(schema, prefer_timestamp_ntz=True)[col].dataType))
         frames.append(df)
     out = frames[0]
     for df in frames[1:]:

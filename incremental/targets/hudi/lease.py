@@ -39,19 +39,26 @@ class LeaseLost(TransientError):
 class LeaseRecord:
     holder: str
     expires_at: float
+    role: str = "a loader"
+    """Who holds it, in words: `a loader` (a run), `maintain` (a compaction); older records
+    have none."""
 
     def to_json(self) -> str:
-        return json.dumps({"holder": self.holder, "expires_at": self.expires_at,
+        return json.dumps({"holder": self.holder, "expires_at": self.expires_at, "role": self.role,
                            "host": socket.gethostname(), "pid": os.getpid()})
 
     @classmethod
     def from_json(cls, text: str) -> LeaseRecord:
         doc = json.loads(text)
-        return cls(str(doc["holder"]), float(doc["expires_at"]))
+        return cls(str(doc["holder"]), float(doc["expires_at"]), str(doc.get("role", "a loader")))
+
+    @property
+    def who(self) -> str:
+        return f"{self.role} ({self.holder})"
 
 
 class Lease(Protocol):
-    def acquire(self, wait_seconds: float) -> None: ...
+    def acquire(self, wait_seconds: float, role: str = "a loader") -> None: ...
 
     def check(self) -> None: ...
 
@@ -71,6 +78,7 @@ class S3Lease:
         self.ttl, self.clock, self.sleep = ttl_seconds, clock, sleep
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.etag: str | None = None
+        self.role = "a loader"
         self.lost = False
         self._stop = threading.Event()
         self._renewing = threading.Lock()
@@ -87,7 +95,7 @@ class S3Lease:
 
     def _put(self, expires_at: float, **condition: str) -> bool:
         """Write our record if the condition holds; False if another writer won the race."""
-        body = LeaseRecord(self.holder, expires_at).to_json().encode()
+        body = LeaseRecord(self.holder, expires_at, self.role).to_json().encode()
         try:
             resp = self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=body, **condition)
         except ClientError as exc:
@@ -109,20 +117,20 @@ class S3Lease:
             return record
         return None if taken else LeaseRecord("(a concurrent taker)", now)
 
-    def acquire(self, wait_seconds: float) -> None:
-        """Take the lease, waiting up to `wait_seconds` for its holder to release it or let it
-        expire; then renew it in the background until `release`.
+    def acquire(self, wait_seconds: float, role: str = "a loader") -> None:
+        """Take the lease as `role`, waiting up to `wait_seconds` for its holder to release it or
+        let it expire; then renew it in the background until `release`.
 
         Raises:
-            LeaseHeld: still held by another loader after the wait.
+            LeaseHeld: still held by another writer after the wait (named with its role).
         """
-        deadline, said = self.clock() + wait_seconds, False
+        deadline, said, self.role = self.clock() + wait_seconds, False, role
         while (other := self._try()) is not None:
             if not said:
-                event(log, "lease_wait", lease=f"s3://{self.bucket}/{self.key}", holder=other.holder)
+                event(log, "lease_wait", lease=f"s3://{self.bucket}/{self.key}", holder=other.who)
                 said = True
             if self.clock() >= deadline:
-                raise LeaseHeld(f"another loader ({other.holder}) holds the writer lease "
+                raise LeaseHeld(f"{other.who} holds the writer lease "
                                 f"s3://{self.bucket}/{self.key} until "
                                 f"{time.strftime('%H:%M:%S', time.gmtime(other.expires_at))} UTC; "
                                 "one writer per table keeps loads exactly once")
@@ -170,7 +178,7 @@ class S3Lease:
 
 class LocalLease:
     """An exclusive `flock` on `<path>`: one writer per table on this machine, released by the
-    operating system when the process dies."""
+    operating system when the process dies; the holder writes who it is into the file."""
 
     def __init__(self, path: str, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -178,7 +186,7 @@ class LocalLease:
         self._fd: int | None = None
         self._waited: set[int] = set()
 
-    def acquire(self, wait_seconds: float) -> None:
+    def acquire(self, wait_seconds: float, role: str = "a loader") -> None:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = self.clock() + wait_seconds
@@ -186,16 +194,27 @@ class LocalLease:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 self._fd = fd
+                me = LeaseRecord(f"{socket.gethostname()}:{os.getpid()}", 0.0, role)
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, me.to_json().encode(), 0)
                 return
             except BlockingIOError:
                 if self._fd is None and fd not in self._waited:
-                    event(log, "lease_wait", lease=self.path, holder="another loader on this machine")
+                    event(log, "lease_wait", lease=self.path, holder=self._holder())
                     self._waited.add(fd)
                 if self.clock() >= deadline:
                     os.close(fd)
-                    raise LeaseHeld(f"another loader holds the writer lock {self.path}; one writer "
+                    raise LeaseHeld(f"{self._holder()} holds the writer lock {self.path}; one writer "
                                     "per table keeps loads exactly once") from None
                 self.sleep(0.5)
+
+    def _holder(self) -> str:
+        """Who holds the lock, as its holder wrote it (an older lakeinlet wrote nothing)."""
+        try:
+            with open(self.path) as f:
+                return LeaseRecord.from_json(f.read()).who
+        except (OSError, ValueError, KeyError):
+            return "another writer on this machine"
 
     def check(self) -> None:
         if self._fd is None:
@@ -209,9 +228,9 @@ class LocalLease:
 
 
 @contextlib.contextmanager
-def held(lease: Lease, wait_seconds: float) -> Iterator[None]:
-    """Hold `lease` for the block (re-entrant use is the caller's job: one `held` per run)."""
-    lease.acquire(wait_seconds)
+def held(lease: Lease, wait_seconds: float, role: str = "a loader") -> Iterator[None]:
+    """Hold `lease` as `role` for the block (re-entrant use is the caller's job: one `held` per run)."""
+    lease.acquire(wait_seconds, role)
     try:
         yield
     finally:

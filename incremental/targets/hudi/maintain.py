@@ -108,12 +108,12 @@ def compact(target: HudiTarget, spark: Callable[[], Any], target_bytes: int, dry
     lease (see `HudiTarget.compact`); a dry run only reads the table's files (no Spark).
 
     Raises:
-        LeaseHeld: a loader held the writer lease for the whole wait.
+        LeaseHeld: another writer held the writer lease for the whole wait.
     """
     if dry_run:
         return _estimate(layout(target.table()), target_bytes)
     try:
-        with target.writing():
+        with target.writing("maintain"):
             target.lease.check()
             before = layout(target.table())  # read under the lease: a loader may commit until then
             version, detail = _cluster(target, spark(), plan(before, target_bytes))

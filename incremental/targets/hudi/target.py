@@ -29,7 +29,7 @@ from lakeinlet.incremental.model import (
 )
 from lakeinlet.incremental.ports import Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
-from lakeinlet.incremental.targets.hudi import one_pass
+from lakeinlet.incremental.targets.hudi import arrow_fallback, one_pass
 from lakeinlet.incremental.targets.hudi.lease import Lease, held
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.schema import fallback_schema
@@ -146,7 +146,7 @@ class HudiTarget:
         t = self.table()
         if t is None or not self.commits(1):
             return None
-        schema = pa.schema(t.get_schema())
+        schema = arrow_fallback.table_schema(t)
         return pa.schema([f for f in schema if f.name not in META_FIELDS])
 
     def commits(self, limit: int | None = None) -> list[TargetCommit]:
@@ -163,14 +163,15 @@ class HudiTarget:
         found = self.commits()
         return tc.checkpoint_from(found, self.app_id, found[0].version if found else -1)
 
-    def writing(self) -> AbstractContextManager[None]:
-        """Hold the writer lease for a run (loads, resets, maintenance): one writer per table;
-        inside a run that holds it (a --continuous loader's maintenance), nothing more."""
-        return nullcontext() if self._held else self._holding()
+    def writing(self, role: str = "a loader") -> AbstractContextManager[None]:
+        """Hold the writer lease as `role` (named to a writer that waits for it) for a run (loads,
+        resets, maintenance): one writer per table; inside a run that holds it (a --continuous
+        loader's maintenance), nothing more."""
+        return nullcontext() if self._held else self._holding(role)
 
     @contextmanager
-    def _holding(self) -> Iterator[None]:
-        with held(self.lease, self.section.lease_wait_seconds):
+    def _holding(self, role: str) -> Iterator[None]:
+        with held(self.lease, self.section.lease_wait_seconds, role):
             self._held = True
             try:
                 yield
@@ -376,12 +377,15 @@ class HudiTarget:
         return opts | dict(kv.split("=", 1) for kv in self.section.hudi_option)
 
     def rows(self, columns: Sequence[str] | None = None) -> pa.Table:
-        """The table's rows read by hudi-rs (no Spark), without Hudi's `_hoodie_*` columns."""
+        """The table's rows read by hudi-rs (no Spark; through Spark where hudi-rs cannot read
+        them: `arrow_fallback`), without Hudi's `_hoodie_*` columns."""
         from hudi import HudiReadOptions
 
         table = self.table()
         if table is None:
             raise FileNotFoundError(f"{self.uri}: no hudi table there (yet)")
+        if arrow_fallback.panics(table):
+            return arrow_fallback.spark_rows(self._spark, self.spark_uri, columns)
         batches = table.read(HudiReadOptions(projection=list(columns)) if columns else None)
         rows = pa.Table.from_batches(batches) if batches else pa.schema(table.get_schema()).empty_table()
         if columns:
@@ -425,4 +429,4 @@ def _commit(instant: Any, meta: dict[str, Any]) -> TargetCommit:
 def _spark_schema(schema: pa.Schema) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return from_arrow_schema(schema)
+    return from_arrow_schema(schema, prefer_timestamp_ntz=True)

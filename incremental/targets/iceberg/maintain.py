@@ -75,8 +75,26 @@ def compact(target: IcebergTarget, target_file_bytes: int, retention_hours: floa
     t = target.table()
     after, expired = survey(t, target_file_bytes), snapshots - {s.snapshot_id for s in t.snapshots()}
     return Compaction(before.count, before.bytes, after.count, after.bytes, rewritten, version,
-                      f"expired {len(expired)} snapshots (kept main's newest {keep.retain_last}, down "
-                      "to the checkpoint's commit and the load before it)")
+                      f"{meanwhile(t, snapshots)}; expired {len(expired)} snapshots (kept main's newest "
+                      f"{keep.retain_last}, down to the checkpoint's commit and the load before it)")
+
+
+def meanwhile(t: Any, existing: set[int]) -> str:
+    """What main's commits since `existing` did, from their summaries: the rewrite's files
+    replaced and written, and the files loaders added beside it (the figures before → after
+    count theirs too)."""
+    rewrite, loads, added = (0, 0), 0, 0
+    for snap in _ancestors(t, t.metadata.current_snapshot_id):
+        if snap.snapshot_id in existing:
+            break
+        summary = snap.summary.additional_properties if snap.summary is not None else {}
+        files = int(summary.get("deleted-data-files", 0)), int(summary.get("added-data-files", 0))
+        if snap.summary is not None and snap.summary.operation == Operation.REPLACE:
+            rewrite = (rewrite[0] + files[0], rewrite[1] + files[1])
+        else:
+            loads, added = loads + 1, added + files[1]
+    return (f"the rewrite replaced {rewrite[0]} files with {rewrite[1]}; meanwhile {loads} loader "
+            f"commits added {added} files")
 
 
 def keep_of(commits: Sequence[TargetCommit], app_id: str, retention_hours: float, now: datetime) -> Keep:

@@ -4,6 +4,7 @@ publishes; pyiceberg reads the metadata (checkpoint, history, schema) without th
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ from lakeinlet.incremental.model import (
 )
 from lakeinlet.incremental.ports import Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.iceberg import branches
 from lakeinlet.incremental.targets.iceberg.answers import (
     EXISTS,
     CreatorRaced,
@@ -37,9 +39,12 @@ from lakeinlet.incremental.targets.iceberg.engine import commit_properties, orph
 from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
+from lakeinlet.logs import event
 from lakeinlet.retry import transient
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import delta_uri, filesystem
+
+log = logging.getLogger("lakeinlet.loader")
 
 FOREIGN_WAIT = (0.5, 1.0, 2.0)
 """Pauses before a location's metadata that the catalog does not know is called foreign: a loader
@@ -282,18 +287,24 @@ class IcebergTarget:
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Files under the table no snapshot references (a killed writer's), older than the
-        retention (Iceberg's orphan-file action), and branches dead loaders left behind."""
+        retention (Iceberg's orphan-file action), and branches dead loaders left behind: those
+        whose last commit is older than the retention (`branches`)."""
         spark = self.session()
         t = self.table()
         if t is None:
             return []
-        stale = [r for r in t.metadata.refs if r.startswith("lakeinlet_") and r != self.branch]
-        older = int((datetime.now(UTC).timestamp() - retention_hours * 3600) * 1000)
+        now_ms = datetime.now(UTC).timestamp() * 1000
+        ages = branches.branch_ages(t.metadata, self.branch, now_ms)
+        old = branches.stale(ages, retention_hours)
+        for name in set(ages) - set(old):
+            event(log, "branch kept", level=logging.INFO, branch=branches.describe(name, ages[name]),
+                  reason=f"younger than --retention-hours {retention_hours:g}: a live loader may publish it")
+        older = int(now_ms - retention_hours * 3_600_000)
         files = orphan_files(spark, self.catalog.spark_name, older, dry_run)
         if not dry_run:
-            for ref in stale:
+            for ref in old:
                 spark.sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {ref}")
-        return [*files, *(f"branch {r}" for r in stale)]
+        return [*files, *(branches.describe(r, ages[r]) for r in old)]
 
     def compact(self, target_file_bytes: int, retention_hours: float, dry_run: bool) -> Compaction:
         """Iceberg's `rewrite_data_files`, then snapshot expiry that keeps what the checkpoint and
@@ -343,4 +354,4 @@ def _plain(schema: pa.Schema) -> pa.Schema:
 def _spark_schema(schema: pa.Schema) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return from_arrow_schema(_plain(schema))
+    return from_arrow_schema(_plain(schema), prefer_timestamp_ntz=True)
