@@ -30,6 +30,7 @@ def test_the_routes_sample_gives_three_routes_with_their_own_settings() -> None:
     assert routes["clicks"].hudi.hudi_record_key == "click_id"
     assert routes["clicks"].read.source_format == "json"
     assert routes["trips"].tables.target_format == "iceberg"
+    assert routes["trips"].iceberg.iceberg_catalog == "glue"
     assert routes["trips"].plan.regex == r"^trips/\d{4}/"
     assert routes["trips"].read.source_format == "parquet"  # the command's own setting
 
