@@ -97,7 +97,8 @@ def test_the_missing_jar_message_says_what_to_do_where(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert "--packages org.apache.hadoop:hadoop-aws" in how_to_get_jars("s3a", True, None)
     assert "spark-submit" in how_to_get_jars("s3a", True, str(tmp_path))
-    assert f"--dest {tmp_path / 'lakeinlet' / 'jars'} --only s3a" in how_to_get_jars("s3a", False, None)
+    folder = jarlib.CACHE_FOLDERS[jarlib.installed_line()]  # each Spark line its own cache folder
+    assert f"--dest {tmp_path / 'lakeinlet' / folder} --only s3a" in how_to_get_jars("s3a", False, None)
     assert f"--dest {tmp_path} --only s3a" in how_to_get_jars("s3a", False, str(tmp_path))
     said = how_to_get_jars("s3a", False, "/x/a.jar,/x/b.jar")
     assert "holds no jar of org.apache.hadoop:hadoop-aws" in said
