@@ -5,17 +5,28 @@ from __future__ import annotations
 from importlib import metadata
 from typing import TYPE_CHECKING
 
+from lakeinlet.versioning import BASE
+
 if TYPE_CHECKING:
     import argparse
 
-__version__ = "0.1.0"
-"""The source tree's version; what is installed is `installed_version()` (from the dist's metadata)."""
+def _dist_version() -> str | None:
+    """The installed distribution's version (its metadata: a build's comes from git), None when
+    lakeinlet runs from a source tree that was never installed."""
+    try:
+        return metadata.version("lakeinlet")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+__version__ = _dist_version() or BASE
+"""The version this code runs as: the installed one, else the version before the first tag."""
 
 
 def wheel() -> str:
     """The wheel `python -m build` writes in a checkout (lakeinlet is not on PyPI), named for the
-    installed version (a build's version comes from git): what hints install."""
-    return f"dist/lakeinlet-{installed_version().removesuffix(' (not installed)')}-py3-none-any.whl"
+    installed version: what hints install."""
+    return f"dist/lakeinlet-{__version__}-py3-none-any.whl"
 
 
 def install_hint(extra: str) -> str:
@@ -24,12 +35,8 @@ def install_hint(extra: str) -> str:
 
 
 def installed_version() -> str:
-    """The installed distribution's version (its metadata), or `__version__` plus a note when
-    lakeinlet runs from a source tree that was never installed."""
-    try:
-        return metadata.version("lakeinlet")
-    except metadata.PackageNotFoundError:
-        return f"{__version__} (not installed)"
+    """The installed version, or the base version plus a note when never installed."""
+    return _dist_version() or f"{BASE} (not installed)"
 
 
 def add_version_flag(parser: argparse.ArgumentParser) -> None:
