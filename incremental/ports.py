@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from lakeinlet.incremental.model import (
     MISSING,
@@ -16,6 +16,10 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
+
+if TYPE_CHECKING:
+    from lakeinlet.incremental.registry import CatalogRef
+    from lakeinlet.incremental.registry.entry import TableEntry
 
 
 @dataclass(frozen=True)
@@ -282,8 +286,51 @@ class TargetUpkeep(Protocol):
         ...
 
 
-class Target(TargetPort[Any], TargetView, TargetUpkeep, Protocol):
+@dataclass(frozen=True)
+class CatalogFormat:
+    """What a format tells a catalog (Glue, a Hive metastore) of its tables, from the format's own
+    folder: the entry's parameters, classes and SerDe, and what else engines expect of it."""
+
+    parameters: Mapping[str, str]
+    input_format: str
+    output_format: str
+    serde: str
+    serde_parameters: Mapping[str, str]
+    meta_columns: tuple[str, ...] = ()
+    """Columns the format adds to every row, registered first (as strings) unless present."""
+    partitions_registered: bool = False
+    """Whether engines find the table's partitions in the catalog (else in the table's own log)."""
+
+
+class TargetCatalog(Protocol):
+    """What a target tells a catalog registration of itself."""
+
+    catalog_format: CatalogFormat | None
+    """None: a format whose tables live in a catalog of their own (Iceberg)."""
+
+    def catalog_partitions(self) -> list[dict[str, str]]:
+        """The table's partitions as {column: value} (empty where the catalog does not list them)."""
+        ...
+
+
+class Target(TargetPort[Any], TargetView, TargetUpkeep, TargetCatalog, Protocol):
     """Every role of a target adapter (what the factory builds)."""
+
+
+class RegistryPort(Protocol):
+    """A catalog that query engines read target tables from by name (`registry/`)."""
+
+    def sync(self, ref: CatalogRef, entry: TableEntry) -> str:
+        """Create or bring the entry in step: "created", "updated" or "unchanged"."""
+        ...
+
+    def add_partitions(self, ref: CatalogRef, entry: TableEntry, values: list[dict[str, str]]) -> int:
+        """Register partitions (each {column: value}); how many were new."""
+        ...
+
+    def out_of_step(self, ref: CatalogRef, entry: TableEntry) -> str | None:
+        """One line on how the catalog's entry differs from `entry`; None when in step."""
+        ...
 
 
 class QuarantinePort(Protocol):

@@ -30,8 +30,10 @@ from lakeinlet.own import location
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.column_check import CheckedReader
-    from lakeinlet.incremental.ports import Target
+    from lakeinlet.incremental.ports import RegistryPort, Target
     from lakeinlet.incremental.read.reader import SparkReader
+    from lakeinlet.incremental.registry import CatalogRef
+    from lakeinlet.incremental.registry.entry import TableEntry
 
 log = logging.getLogger("lakeinlet.loader")
 
@@ -86,13 +88,9 @@ class Parts:
         if found is None:
             return None
         ref, registry, entry = found
-        outcome: str = registry.sync(ref, entry)
-        t = self.config.tables
-        if t.target_format == "hudi" and t.partition_by:
-            from lakeinlet.incremental.targets.hudi.arrow_fallback import partition_paths
-
-            paths = partition_paths(self.target.table())  # type: ignore[attr-defined]
-            values = [dict(p.split("=", 1) for p in path.split("/")) for path in paths if path]
+        outcome = registry.sync(ref, entry)
+        if entry.fmt.partitions_registered and entry.partition_by:
+            values = self.target.catalog_partitions()
             fresh = [v for v in values if tuple(v.values()) not in self._partitions]
             added = registry.add_partitions(ref, entry, fresh)
             self._partitions |= {tuple(v.values()) for v in fresh}
@@ -112,24 +110,24 @@ class Parts:
         return f"catalog:   OUT OF STEP: {why} (the next run repairs it)" if why else \
             f"catalog:   {t.catalog} in step with the table"
 
-    def _catalog(self) -> tuple[Any, Any, Any] | None:
+    def _catalog(self) -> tuple[CatalogRef, RegistryPort, TableEntry] | None:
         """The catalog reference, its registry and what it should say of the table (None without
-        --catalog, or before the table's first commit)."""
+        --catalog, or before the table's first commit).
+
+        Raises:
+            ConfigError: the table's format is not one a registry takes.
+        """
         t = self.config.tables
         schema = self.target.schema() if t.catalog else None
         if schema is None or not t.catalog:
             return None
-        from lakeinlet.incremental.registry import parse_catalog
-        from lakeinlet.incremental.registry.glue import GlueRegistry, TableEntry
+        from lakeinlet.incremental.registry import parse_catalog, registry_of
+        from lakeinlet.incremental.registry.entry import table_entry
 
         ref = parse_catalog(t.catalog)
-        if ref.kind == "hive":
-            from lakeinlet.incremental.registry.hive import HiveRegistry
-
-            registry: Any = HiveRegistry(t.hive_metastore_uris or "")
-        else:
-            registry = GlueRegistry(self.config.aws)
-        return ref, registry, TableEntry(t.target_format, self.target.uri, schema, t.partition_by)
+        entry = table_entry(self.target.catalog_format, t.target_format, self.target.uri, schema,
+                            t.partition_by)
+        return ref, registry_of(ref, self.config.aws, t.hive_metastore_uris), entry
 
     def store(self) -> S3ObjectStore:
         """One store for the run: the footers its checks read serve the reader's row counts."""

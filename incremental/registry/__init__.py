@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lakeinlet.errors import ConfigError
+
+if TYPE_CHECKING:
+    from lakeinlet.aws import AwsSection
+    from lakeinlet.incremental.ports import RegistryPort
 
 KINDS = ("glue", "hive")
 _NAME = re.compile(r"[a-z0-9_]+")
@@ -49,3 +54,15 @@ def check_catalog(text: str | None, target_format: str, hive_uris: str | None) -
         return [f"--catalog {text}: an Iceberg table lives in its own catalog; name it with "
                 "--iceberg-catalog glue and --iceberg-table DATABASE.TABLE"]
     return []
+
+
+def registry_of(ref: CatalogRef, aws: AwsSection, hive_uris: str | None) -> RegistryPort:
+    """The registry that writes `ref`'s catalog: Glue through `aws`, or the Hive metastore at
+    `hive_uris` (each adapter imported only when used)."""
+    if ref.kind == "hive":
+        from lakeinlet.incremental.registry.hive import HiveRegistry
+
+        return HiveRegistry(hive_uris or "")
+    from lakeinlet.incremental.registry.glue import GlueRegistry
+
+    return GlueRegistry(aws)

@@ -18,7 +18,7 @@ from thrift.transport.TTransport import TBufferedTransport, TTransportException
 
 from lakeinlet.errors import ConfigError, TerminalError, TransientError
 from lakeinlet.incremental.registry import CatalogRef
-from lakeinlet.incremental.registry.glue import TableEntry, differences
+from lakeinlet.incremental.registry.entry import TableEntry, differences
 
 # Without it the metastore lists the table's folder for numFiles/totalSize at every create and alter:
 # slow on S3, and wrong for Delta, whose folder keeps files its log removed (Hudi's HMS sync sets it too).
@@ -63,7 +63,7 @@ class HiveRegistry:
         """Register Hudi partitions (each a {column: value} dict); how many were new. Delta tables
         have none to register: engines take a Delta table's partitions from its log."""
         entry = _as_stored(ref, entry)
-        if entry.fmt != "hudi" or not entry.partition_by or not values:
+        if not entry.fmt.partitions_registered or not entry.partition_by or not values:
             return 0
         sd = entry.table_input(ref.table)["StorageDescriptor"]
         unique = {tuple(v[c] for c in entry.partition_by): v for v in values}

@@ -28,9 +28,11 @@ from lakeinlet.dev.emulator import free_port
 from lakeinlet.dev.metastore import HiveMetastore
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.incremental.registry import parse_catalog
-from lakeinlet.incremental.registry.glue import TableEntry
+from lakeinlet.incremental.registry.entry import TableEntry
 from lakeinlet.incremental.registry.hive import HiveRegistry
 from lakeinlet.incremental.targets import DELTA_SESSION
+from lakeinlet.incremental.targets.delta.catalog import DELTA_CATALOG
+from lakeinlet.incremental.targets.hudi.catalog import HUDI_CATALOG
 
 pytestmark = [pytest.mark.integration]
 
@@ -64,10 +66,11 @@ def thrift_client(uris: str) -> Iterator[Any]:
 def test_a_delta_table_is_created_then_unchanged_then_updated(
         registry: HiveRegistry, metastore: HiveMetastore, tmp_path: Path) -> None:
     ref = parse_catalog("hive:delta_db.orders")
-    entry = TableEntry("delta", str(tmp_path / "orders"), SCHEMA, ("day",))
+    entry = TableEntry(DELTA_CATALOG, str(tmp_path / "orders"), SCHEMA, ("day",))
     assert registry.sync(ref, entry) == "created"
     assert registry.sync(ref, entry) == "unchanged"
-    wider = TableEntry("delta", entry.location, SCHEMA.append(pa.field("amount", pa.float64())), ("day",))
+    wider = TableEntry(DELTA_CATALOG, entry.location, SCHEMA.append(pa.field("amount", pa.float64())),
+                       ("day",))
     assert registry.sync(ref, wider) == "updated"
     assert registry.sync(ref, wider) == "unchanged"
 
@@ -90,14 +93,15 @@ def test_a_delta_table_is_created_then_unchanged_then_updated(
 def test_a_hudi_table_is_stored_as_hudi_sync_writes_it_and_keeps_other_writers_parameters(
         registry: HiveRegistry, metastore: HiveMetastore, tmp_path: Path) -> None:
     ref = parse_catalog("hive:hudi_db.events")
-    entry = TableEntry("hudi", f"file://{tmp_path}/events/", SCHEMA, ("day",))
+    entry = TableEntry(HUDI_CATALOG, f"file://{tmp_path}/events/", SCHEMA, ("day",))
     assert registry.sync(ref, entry) == "created"
     assert registry.sync(ref, entry) == "unchanged"
     with thrift_client(metastore.uris) as hms:  # as Hudi's own sync records its last commit
         table = hms.get_table("hudi_db", "events")
         table.parameters["last_commit_time_sync"] = "20260101000000000"
         hms.alter_table("hudi_db", "events", table)
-    wider = TableEntry("hudi", entry.location, SCHEMA.append(pa.field("amount", pa.float64())), ("day",))
+    wider = TableEntry(HUDI_CATALOG, entry.location, SCHEMA.append(pa.field("amount", pa.float64())),
+                       ("day",))
     assert registry.sync(ref, wider) == "updated"
 
     with thrift_client(metastore.uris) as hms:
@@ -117,7 +121,7 @@ def test_a_hudi_table_is_stored_as_hudi_sync_writes_it_and_keeps_other_writers_p
 def test_hudi_partitions_are_added_once_and_delta_ones_never(
         registry: HiveRegistry, metastore: HiveMetastore, tmp_path: Path) -> None:
     ref = parse_catalog("hive:parts_db.events")
-    entry = TableEntry("hudi", str(tmp_path / "events"), SCHEMA, ("day",))
+    entry = TableEntry(HUDI_CATALOG, str(tmp_path / "events"), SCHEMA, ("day",))
     registry.sync(ref, entry)
     assert registry.add_partitions(ref, entry, [{"day": "1"}, {"day": "2"}, {"day": "1"}]) == 2
     assert registry.add_partitions(ref, entry, [{"day": "1"}, {"day": "2"}]) == 0
@@ -129,17 +133,17 @@ def test_hudi_partitions_are_added_once_and_delta_ones_never(
         (d, f"file:{tmp_path}/events/day={d}") for d in ("1", "2", "3")]
 
     delta = parse_catalog("hive:parts_db.orders")
-    assert registry.add_partitions(delta, TableEntry("delta", str(tmp_path / "o"), SCHEMA, ("day",)),
+    assert registry.add_partitions(delta, TableEntry(DELTA_CATALOG, str(tmp_path / "o"), SCHEMA, ("day",)),
                                    [{"day": "1"}]) == 0
 
 
 def test_out_of_step_says_how_the_table_differs(registry: HiveRegistry, tmp_path: Path) -> None:
     ref = parse_catalog("hive:drift_db.orders")
-    entry = TableEntry("delta", str(tmp_path / "orders"), SCHEMA)
+    entry = TableEntry(DELTA_CATALOG, str(tmp_path / "orders"), SCHEMA)
     assert registry.out_of_step(ref, entry) == "hive:drift_db.orders: no such table"
     registry.sync(ref, entry)
     assert registry.out_of_step(ref, entry) is None
-    moved = TableEntry("delta", str(tmp_path / "elsewhere"), SCHEMA.append(pa.field("x", pa.int32())))
+    moved = TableEntry(DELTA_CATALOG, str(tmp_path / "elsewhere"), SCHEMA.append(pa.field("x", pa.int32())))
     assert registry.out_of_step(ref, moved) == (
         f"hive:drift_db.orders: missing columns x; location file:{tmp_path}/orders "
         f"(expected file:{tmp_path}/elsewhere); format settings serde path")
@@ -148,13 +152,13 @@ def test_out_of_step_says_how_the_table_differs(registry: HiveRegistry, tmp_path
 def test_an_unreachable_metastore_is_a_transient_error_naming_it(tmp_path: Path) -> None:
     uris = f"thrift://127.0.0.1:{free_port()}"
     with pytest.raises(TransientError, match=re.escape(f"unreachable for hive:db.t: {uris} (")) as caught:
-        HiveRegistry(uris).sync(parse_catalog("hive:db.t"), TableEntry("delta", str(tmp_path), SCHEMA))
+        HiveRegistry(uris).sync(parse_catalog("hive:db.t"), TableEntry(DELTA_CATALOG, str(tmp_path), SCHEMA))
     assert "\n" not in str(caught.value)
 
 
 def test_a_metastore_refusal_is_a_terminal_error_in_one_line(registry: HiveRegistry) -> None:
     # This metastore has no S3 file system: it cannot check the folder, so it refuses the table.
-    entry = TableEntry("delta", "s3://bucket/orders", SCHEMA)
+    entry = TableEntry(DELTA_CATALOG, "s3://bucket/orders", SCHEMA)
     with pytest.raises(TerminalError, match=r"on hive:s3_db\.orders: MetaException: .*s3") as caught:
         registry.sync(parse_catalog("hive:s3_db.orders"), entry)
     assert "\n" not in str(caught.value)
@@ -190,7 +194,7 @@ def test_spark_finds_a_registered_delta_table_by_name_and_reads_it(
     location = tmp_path / "orders"
     data = pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"], "day": ["1", "2", "2"]}, schema=SCHEMA)
     write_deltalake(str(location), data, partition_by=["day"])
-    assert registry.sync(parse_catalog("hive:lake.orders"), TableEntry("delta", str(location), SCHEMA,
+    assert registry.sync(parse_catalog("hive:lake.orders"), TableEntry(DELTA_CATALOG, str(location), SCHEMA,
                                                                        ("day",))) == "created"
 
     delta_jars = jarlib.fetch(jarlib.default_dir(), "delta-spark")

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.spark]
 SCRIPT = textwrap.dedent("""
     import sys
     from lakeinlet.incremental.targets import HUDI_CLASS, HUDI_SESSION
-    from lakeinlet.incremental.targets.hudi.target import DEFAULTS
+    from lakeinlet.incremental.targets.hudi.write_options import DEFAULTS
     from lakeinlet.spark import SparkSection, get_session
 
     jars, table = sys.argv[1:]

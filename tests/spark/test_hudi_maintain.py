@@ -17,7 +17,8 @@ from lakeinlet.incremental.ports import Compaction
 from lakeinlet.incremental.targets.hudi import maintain
 from lakeinlet.incremental.targets.hudi.lease import LeaseHeld
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
-from lakeinlet.incremental.targets.hudi.target import META_COLUMNS, HudiTarget
+from lakeinlet.incremental.targets.hudi.target import HudiTarget
+from lakeinlet.incremental.targets.hudi.write_options import META_COLUMNS
 from lakeinlet.incremental.wiring import Parts
 from tests.spark.loader_helpers import (
     ledger_rows,

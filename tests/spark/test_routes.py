@@ -23,10 +23,11 @@ from lakeinlet.dev.metastore import HiveMetastore
 from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.job import main
 from lakeinlet.incremental.registry import parse_catalog
-from lakeinlet.incremental.registry.glue import TableEntry
+from lakeinlet.incremental.registry.entry import TableEntry
 from lakeinlet.incremental.registry.hive import HiveRegistry
 from lakeinlet.incremental.routes import RoutesSection, routes_of
 from lakeinlet.incremental.settings import LoaderConfig, TablesSection
+from lakeinlet.incremental.targets.hudi.catalog import HUDI_CATALOG
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 from tests.spark.conftest import ICEBERG_URI_ENV
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
@@ -182,7 +183,7 @@ def test_routes_register_their_tables_in_a_hive_metastore(
         out = capsys.readouterr().out
         assert "hive:shop.orders in step" in out and "hive:shop.clicks in step" in out
         registry = HiveRegistry(metastore.uris)
-        entry = TableEntry("hudi", str(tmp_path / "clicks"), pa.schema([("customer", pa.string())]),
+        entry = TableEntry(HUDI_CATALOG, str(tmp_path / "clicks"), pa.schema([("customer", pa.string())]),
                            ("customer",))
         customers = [{"customer": c} for c in sorted({r["customer"] for f in clicks for r in f.rows})]
         assert registry.add_partitions(parse_catalog("hive:shop.clicks"), entry, customers) == 0  # all there

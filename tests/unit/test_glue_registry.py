@@ -14,7 +14,10 @@ from botocore.stub import Stubber
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import ConfigError, TerminalError, TransientError
 from lakeinlet.incremental.registry import CatalogRef, parse_catalog
-from lakeinlet.incremental.registry.glue import GlueRegistry, TableEntry, hive_type
+from lakeinlet.incremental.registry.entry import TableEntry, hive_type, table_entry
+from lakeinlet.incremental.registry.glue import GlueRegistry
+from lakeinlet.incremental.targets.delta.catalog import DELTA_CATALOG
+from lakeinlet.incremental.targets.hudi.catalog import HUDI_CATALOG
 
 pytestmark = pytest.mark.unit
 
@@ -27,7 +30,9 @@ META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_h
 
 def entry(fmt: str, schema: pa.Schema = SCHEMA, location: str = "s3://lake/orders",
           partition_by: tuple[str, ...] = ("day", "region")) -> TableEntry:
-    return TableEntry(fmt, location, schema, partition_by)
+    # What each format's target says of itself (`Target.catalog_format`; Iceberg's: None).
+    described = {"delta": DELTA_CATALOG, "hudi": HUDI_CATALOG}.get(fmt)
+    return table_entry(described, fmt, location, schema, partition_by)
 
 
 @pytest.fixture

@@ -77,10 +77,11 @@ def test_the_hive_metastores_errors_name_it_without_its_password(secrets_everywh
 
     from lakeinlet.errors import TransientError
     from lakeinlet.incremental.registry import CatalogRef
-    from lakeinlet.incremental.registry.glue import TableEntry
+    from lakeinlet.incremental.registry.entry import TableEntry
     from lakeinlet.incremental.registry.hive import HiveRegistry
+    from lakeinlet.incremental.targets.delta.catalog import DELTA_CATALOG
 
-    entry = TableEntry("delta", "s3://lake/t", pa.schema([("id", pa.int64())]))
+    entry = TableEntry(DELTA_CATALOG, "s3://lake/t", pa.schema([("id", pa.int64())]))
     with pytest.raises(TransientError) as err:
         HiveRegistry(HIVE).out_of_step(CatalogRef("hive", "db", "t"), entry)
     assert "hive metastore unreachable" in str(err.value) and CANARY not in str(err.value)

@@ -29,8 +29,9 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import Compaction, Load, Removal
+from lakeinlet.incremental.ports import CatalogFormat, Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.delta.catalog import DELTA_CATALOG
 from lakeinlet.incremental.targets.delta.files import DataFile, data_files, list_written
 from lakeinlet.incremental.targets.delta.maintain import compact_table
 from lakeinlet.incremental.targets.delta.protocol import list_features
@@ -72,6 +73,7 @@ class DeltaTarget:
     stamp: Mapping[str, str] = tc.NO_STAMP  # set per run (`filter_record.stamp`)
 
     stages_rows = True
+    catalog_format: CatalogFormat | None = DELTA_CATALOG
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str] = (),
                  spark_scheme: str = "s3a", spark: Callable[[], Any] | None = None,
@@ -297,6 +299,10 @@ class DeltaTarget:
             raise FileNotFoundError(f"{self.uri}: no delta table there (yet)")
         cols = ", ".join(f'"{c}"' for c in columns) if columns else "*"
         return pa.table(QueryBuilder().register("t", dt).execute(f"SELECT {cols} FROM t").read_all())
+
+    def catalog_partitions(self) -> list[dict[str, str]]:
+        """None to list: engines take a Delta table's partitions from its log."""
+        return []
 
     def release(self) -> None:
         """Nothing is held between batches: a staged batch is files no commit references."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeinlet.incremental.ports import Compaction
 from lakeinlet.incremental.targets.hudi.lease import LeaseHeld
-from lakeinlet.incremental.targets.hudi.target import ARCHIVED_AFTER
+from lakeinlet.incremental.targets.hudi.timeline import ARCHIVED_AFTER
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.targets.hudi.target import HudiTarget

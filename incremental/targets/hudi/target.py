@@ -4,14 +4,8 @@ one-pass batch checked before its instant completes (`one_pass`); hudi-rs reads 
 
 from __future__ import annotations
 
-import json
-import logging
-import posixpath
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -27,84 +21,18 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import Compaction, Load, Removal
+from lakeinlet.incremental.ports import CatalogFormat, Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
-from lakeinlet.incremental.targets.hudi import arrow_fallback, one_pass
+from lakeinlet.incremental.targets.hudi import arrow_fallback, catalog, one_pass, timeline
+from lakeinlet.incremental.targets.hudi.answers import no_table
 from lakeinlet.incremental.targets.hudi.lease import Lease, held
+from lakeinlet.incremental.targets.hudi.replacing import REPLACING, rows_of, with_deletions
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
+from lakeinlet.incremental.targets.hudi.staged import Staged, StagesRows
+from lakeinlet.incremental.targets.hudi.write_options import META_COLUMNS, write_options
 from lakeinlet.incremental.targets.schema import fallback_schema
-from lakeinlet.logs import event
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import delta_uri, hudi_rs_options
-
-META_FIELDS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
-               "_hoodie_partition_path", "_hoodie_file_name")
-DEFAULTS = {
-    "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
-    "hoodie.datasource.write.commitmeta.key.prefix": tc.META,
-    # Missing columns in a batch are nulls; lakeinlet's reader already cast types to the table's.
-    "hoodie.datasource.write.reconcile.schema": "true",
-    # Each commit writes new files: no rewrite of earlier small files (cheaper commits, beside a
-    # Hudi write with its defaults in `bench/loader_throughput.py`; no file group is touched twice).
-    "hoodie.parquet.small.file.limit": "0",
-    "hoodie.metadata.enable": "false",
-    "hoodie.embed.timeline.server": "false",
-    # Keyless tables look nothing up by key: a small bloom filter instead of Hudi's default-sized
-    # one in every file's footer.
-    "hoodie.index.bloom.num_entries": "1000",
-    "hoodie.bloom.index.filter.type": "DYNAMIC_V0",
-}
-"""lakeinlet's Hudi write options; --hudi-option overrides any of them."""
-DELETE_MARKER = "\x00lakeinlet:replaced"
-"""A value no S3 key can hold (S3 keys cannot carry NUL): rows written with it as _source_key
-are deletions (Hudi's payload delete marker), so one upsert both adds and deletes rows."""
-REPLACING = {"hoodie.payload.delete.field": "_source_key", "hoodie.payload.delete.marker": DELETE_MARKER}
-META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
-                "_hoodie_partition_path", "_hoodie_file_name")
-HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-ARCHIVED_AFTER = 20
-"""Hudi keeps at least this many commits active (hoodie.keep.min.commits); older ones are
-archived where hudi-rs does not read them."""
-
-
-@dataclass
-class Staged:
-    """A commit to make: rows (or none) and the Hudi operation that writes them with `meta`; a
-    one-pass batch's was made by `stage` (`version`), or refused by its check (`rejected`)."""
-
-    outcomes: list[Outcome]
-    start: Position
-    meta: dict[str, str]
-    data: Any
-    schema: pa.Schema | None
-    operation: str
-    extra: dict[str, str] | None = None
-    version: int | None = None
-    rejected: str | None = None
-    roll_back: Callable[[], None] | None = None
-
-    def discard(self) -> None:
-        """Roll back the instant a refused one-pass write left inflight (else nothing was
-        written); should that fail, Hudi's next writer rolls it back."""
-        if self.roll_back is not None:
-            undo, self.roll_back = self.roll_back, None
-            try:
-                undo()
-            except Exception as exc:  # the next write's eager rollback of failed writes does it
-                event(one_pass.log, "hudi_rollback_failed", level=logging.WARNING, reason=str(exc)[:300],
-                      then="the next write rolls the instant back")
-
-
-class _StagesRows:
-    """`HudiTarget.stages_rows`: whether a Load's rows are written in `stage` and checked before
-    their instant completes (`one_pass`); else (a Spark without what that calls) they are checked
-    before the write. A descriptor, not a property: the target port declares a plain attribute."""
-
-    def __get__(self, target: HudiTarget | None, owner: type | None = None) -> bool:
-        return target is not None and one_pass.usable(target._spark())
-
-    def __set__(self, target: HudiTarget, value: bool) -> None:
-        raise AttributeError("stages_rows follows what this process's Spark can do")
 
 
 class HudiTarget:
@@ -121,7 +49,8 @@ class HudiTarget:
 
     stamp: Mapping[str, str] = tc.NO_STAMP  # set per run (`filter_record.stamp`)
 
-    stages_rows = _StagesRows()
+    stages_rows = StagesRows()
+    catalog_format: CatalogFormat | None = catalog.HUDI_CATALOG
 
     def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str],
                  spark_uri: str, section: HudiSection, spark: Callable[[], Any], lease: Lease) -> None:
@@ -137,8 +66,8 @@ class HudiTarget:
 
         try:
             return HudiTableBuilder.from_base_uri(self.uri).with_storage_options(self._storage).build()
-        except Exception as exc:  # hudi-rs raises a plain error for "no hoodie.properties"
-            if "hoodie.properties" in str(exc) or "not found" in str(exc).lower():
+        except Exception as exc:
+            if no_table(exc):
                 return None
             raise
 
@@ -147,17 +76,11 @@ class HudiTarget:
         if t is None or not self.commits(1):
             return None
         schema = arrow_fallback.table_schema(t)
-        return pa.schema([f for f in schema if f.name not in META_FIELDS])
+        return pa.schema([f for f in schema if f.name not in META_COLUMNS])
 
     def commits(self, limit: int | None = None) -> list[TargetCommit]:
         """Completed commits of the active timeline, newest first (Hudi archives older ones)."""
-        t = self.table()
-        if t is None:
-            return []
-        timeline = t.get_timeline()
-        instants = timeline.get_completed_commits(desc=True)
-        return [_commit(i, json.loads(timeline.get_instant_metadata_in_json(i)))
-                for i in instants[:limit]]
+        return timeline.commits(self.table(), limit)
 
     def checkpoint(self) -> Checkpoint:
         found = self.commits()
@@ -266,44 +189,18 @@ class HudiTarget:
     def _victims(self, objs: Sequence[PlannedObject]) -> tuple[Any, dict[tuple[str, str], int]] | None:
         """The table's rows of `objs` (with Hudi's meta columns) and their count per object; None
         when there are none."""
-        rows = self._spark().read.format("hudi").load(self.spark_uri).where(tc.keys_sql(objs))
-        counts = {(r[0], r[1]): int(r[2]) for r in
-                  rows.groupBy("_source_bucket", "_source_key").count().collect()}
+        rows, counts = rows_of(self._spark(), self.spark_uri, objs)
         return (rows, counts) if counts else None
 
     def _with_deletions(self, data: Any, victims: Any, batch_id: str, keys: Any = None) -> Any:
-        """The batch's rows plus `victims` marked deleted, for one upsert: a victim's
-        _source_key becomes the delete marker (no column is added to the table). A keyed table
-        keys both sides by its record key, and a victim the batch rewrites under the same key
-        and partition (in `keys`, default `data`: the batch read again, so that a one-pass
-        write's `data` is read once, as its row count assumes) is left to the upsert; a keyless
-        table's victims keep their generated keys and meta columns (Hudi looks their files up by
-        them), and the batch's rows get keys of their own (Hudi generates none in an upsert)."""
-        from pyspark.sql import functions as F
-
-        if data is None:
-            return victims.withColumn("_source_key", F.lit(DELETE_MARKER))
-        if self.section.hudi_record_key:
-            same = [*self.section.hudi_record_key.split(","), *self.partition_by]
-            rewritten = (data if keys is None else keys).select(*same).distinct()
-            victims = victims.join(rewritten, same, "left_anti").drop(*META_COLUMNS)
-        else:
-            data = data.withColumn("_hoodie_record_key", F.concat(
-                F.lit(f"{batch_id}_"), F.monotonically_increasing_id().cast("string"))).withColumn(
-                "_hoodie_partition_path", _partition_path(self.partition_by))
-        victims = victims.withColumn("_source_key", F.lit(DELETE_MARKER))
-        wanted = {*data.columns, *META_COLUMNS}
-        return data.unionByName(victims.select(*(c for c in victims.columns if c in wanted)),
-                                allowMissingColumns=True)
+        """`replacing.with_deletions` for this table's key and partitions."""
+        return with_deletions(data, victims, batch_id, keys, self.section.hudi_record_key, self.partition_by)
 
     def _stage_removal(self, change: Removal, start: Position, end: Position, batch_id: str) -> Staged:
         """Hudi's `delete` of the table's own rows for the objects (meta columns included: a
         keyless table deletes by its generated keys), with the checkpoint in the same commit."""
-        victims, counts = None, {}
-        if self.schema() is not None:
-            victims = self._spark().read.format("hudi").load(self.spark_uri).where(tc.keys_sql(change.objs))
-            counts = {(r[0], r[1]): int(r[2]) for r in
-                      victims.groupBy("_source_bucket", "_source_key").count().collect()}
+        victims, counts = rows_of(self._spark(), self.spark_uri, change.objs) if self.schema() is not None \
+            else (None, {})
         outcomes = tc.removal_outcomes(change.objs, change.decided, counts)
         meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes, REMOVE,
                             previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
@@ -326,10 +223,7 @@ class HudiTarget:
             TerminalError: the ledger is so far behind that Hudi has archived commits it misses.
         """
         found = self.commits()
-        behind = bool(found) and 0 <= target_version < found[-1].version
-        table = self.table()  # Hudi archives by commits and replacecommits (clustering) together
-        active = len(found) + len(table.get_timeline().get_completed_replacecommits() if table else [])
-        if behind and active >= ARCHIVED_AFTER:
+        if timeline.archived_past(found, self.table(), target_version):
             raise TerminalError(f"{self.uri}: the ledger stops at commit {target_version}, before Hudi's "
                                 f"active timeline (oldest {found[-1].version}); it cannot be repaired")
         return tc.batches_after(found, self.app_id, target_version)
@@ -365,16 +259,7 @@ class HudiTarget:
 
     def options(self, operation: str) -> dict[str, str]:
         """The write options: lakeinlet's defaults, partitioning, key, then --hudi-option."""
-        name = re.sub(r"[^0-9A-Za-z_]", "_", posixpath.basename(self.uri)) or "lakeinlet"
-        opts = DEFAULTS | {"hoodie.table.name": name, "hoodie.datasource.write.operation": operation}
-        if self.partition_by:
-            opts |= {"hoodie.datasource.write.partitionpath.field": ",".join(self.partition_by),
-                     "hoodie.datasource.write.hive_style_partitioning": "true"}
-        if self.section.hudi_record_key:
-            opts["hoodie.datasource.write.recordkey.field"] = self.section.hudi_record_key
-        if self.section.hudi_ordering_field:
-            opts["hoodie.table.ordering.fields"] = self.section.hudi_ordering_field
-        return opts | dict(kv.split("=", 1) for kv in self.section.hudi_option)
+        return write_options(self.uri, self.partition_by, self.section, operation)
 
     def rows(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The table's rows read by hudi-rs (no Spark; through Spark where hudi-rs cannot read
@@ -392,6 +277,10 @@ class HudiTarget:
             rows = rows.select(list(columns))
         return rows.drop_columns([c for c in rows.column_names if c.startswith("_hoodie_")])
 
+    def catalog_partitions(self) -> list[dict[str, str]]:
+        """The table's partitions, for a catalog that lists them (`catalog.partitions`)."""
+        return catalog.partitions(self.table())
+
     def release(self) -> None:
         """Nothing is staged between batches (the lease is released by `writing`'s exit)."""
 
@@ -405,25 +294,6 @@ class HudiTarget:
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Nothing to do: the next Hudi writer rolls back a failed write and deletes its files."""
         return []
-
-
-def _partition_path(partition_by: Sequence[str]) -> Any:
-    """The hive-style partition path Hudi gives a row (`a=1/b=x`), as a column."""
-    from pyspark.sql import functions as F
-
-    from lakeinlet import column_names
-
-    if not partition_by:
-        return F.lit("")
-    return F.concat_ws("/", *(F.concat(F.lit(f"{c}="), F.coalesce(
-        column_names.col(c).cast("string"), F.lit(HIVE_DEFAULT_PARTITION))) for c in partition_by))
-
-
-def _commit(instant: Any, meta: dict[str, Any]) -> TargetCommit:
-    stats = [s for files in (meta.get("partitionToWriteStats") or {}).values() for s in files or []]
-    when = datetime.fromtimestamp(int(instant.epoch_mills) / 1000, UTC)
-    return TargetCommit(int(instant.timestamp), when, tc.unprefixed(meta.get("extraMetadata") or {}),
-                        len(stats), sum(int(s.get("totalWriteBytes") or 0) for s in stats))
 
 
 def _spark_schema(schema: pa.Schema) -> Any:

@@ -23,6 +23,10 @@ catalog's own tables created twice (SQLite: "table iceberg_tables already exists
 namespace's row inserted twice into a JDBC store, directly or through a REST server (a 500:
 "Server error: UncheckedSQLException: Failed to execute: INSERT INTO iceberg_namespace_properties …";
 any REST 500 is tried once more, a refusal such as access denied is not)."""
+CATALOG_TABLES_RACED = "already exists"
+"""pyiceberg's answer to the second of two loaders opening a new SQL catalog at once: both found
+the catalog's own tables missing, the second CREATE TABLE fails ("table iceberg_tables already
+exists"); opened again, the catalog finds them there."""
 CONFLICT, EXISTS, RACED = "conflict", "exists", "raced"
 """What `classify` makes of an error (None: none of these)."""
 
@@ -36,6 +40,12 @@ def classify(exc: BaseException) -> str | None:
         if any(s in text for s in said):
             return kind
     return None
+
+
+def catalog_tables_raced(exc: BaseException) -> bool:
+    """Whether opening a SQL catalog lost the race to create its own tables (`CATALOG_TABLES_RACED`):
+    opening it again finds them."""
+    return CATALOG_TABLES_RACED in str(exc)
 
 
 def create_namespace(spark: Any, sql: str) -> None:

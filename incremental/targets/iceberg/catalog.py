@@ -18,6 +18,7 @@ from lakeinlet import install_hint
 from lakeinlet.aws import AwsSection
 from lakeinlet.config import setting
 from lakeinlet.errors import ConfigError
+from lakeinlet.incremental.targets.iceberg.answers import catalog_tables_raced
 from lakeinlet.redact import redact, redact_setting
 from lakeinlet.storage import pyiceberg_options
 
@@ -207,10 +208,7 @@ class IcebergCatalog:
             raise ConfigError([f"--iceberg-catalog {kind} {where}: pyiceberg cannot open it ({exc}); "
                                f"for PostgreSQL: {install_hint('postgres')}"]) from None
         except Exception as exc:
-            # Two loaders opening a new SQL catalog at once both find its tables missing; the
-            # second CREATE TABLE fails ("table iceberg_tables already exists"). Opened again,
-            # the catalog finds them there.
-            if "already exists" not in str(exc):
+            if not catalog_tables_raced(exc):  # two loaders opened a new SQL catalog at once
                 raise
             return load_catalog(self.name, **props)
 

@@ -24,7 +24,7 @@ from lakeinlet.incremental.model import (
     Position,
     TargetCommit,
 )
-from lakeinlet.incremental.ports import Compaction, Load, Removal
+from lakeinlet.incremental.ports import CatalogFormat, Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.iceberg import branches
 from lakeinlet.incremental.targets.iceberg.answers import (
@@ -83,6 +83,7 @@ class IcebergTarget:
     stamp: Mapping[str, str] = tc.NO_STAMP  # set per run (`filter_record.stamp`)
 
     stages_rows = True
+    catalog_format: CatalogFormat | None = None  # an Iceberg table lives in its own catalog
 
     def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
                  spark: Callable[[], Any], outcomes: OutcomeFiles,
@@ -312,6 +313,10 @@ class IcebergTarget:
         from lakeinlet.incremental.targets.iceberg import maintain
 
         return maintain.compact(self, target_file_bytes, retention_hours, dry_run, self._sleep)
+
+    def catalog_partitions(self) -> list[dict[str, str]]:
+        """None: an Iceberg table is registered by its own catalog (--iceberg-catalog)."""
+        return []
 
     def release(self) -> None:
         """Drop this process's staging branch (what a crash leaves, `vacuum` drops)."""
