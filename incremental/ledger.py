@@ -15,7 +15,7 @@ from deltalake.transaction import CommitProperties, Transaction
 from lakeinlet.aws import AwsSection
 from lakeinlet.delta_io import LatestTable
 from lakeinlet.incremental.model import FINAL, LOADED, REMOVED, Outcome, PlannedObject
-from lakeinlet.storage import delta_uri, storage_options
+from lakeinlet.storage import TableLocation
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.cleanup import CleanupRecord
@@ -38,10 +38,11 @@ class DeltaLedger:
     the target's commit metadata (the loader's `repair`), and a repair that races another one is
     harmless."""
 
-    def __init__(self, uri: str, aws: AwsSection, app_id: str) -> None:
-        self.uri = delta_uri(uri)
+    def __init__(self, where: str | TableLocation, aws: AwsSection, app_id: str) -> None:
+        self.location = TableLocation.of(where)
+        self.uri = self.location.uri
         self.app_id = app_id + ":ledger"
-        self._options = storage_options(aws, self.uri)
+        self._options = self.location.options(aws)
         self._latest = LatestTable(self.uri, self._options)
 
     def _table(self) -> DeltaTable | None:
@@ -166,10 +167,11 @@ class DeltaCleanupLog:
     which every loaded version is settled, so a pass reads only the ledger rows after it. The
     ledger itself is never written: its `known`, `loaded_times` and version stay the loader's."""
 
-    def __init__(self, uri: str, aws: AwsSection, app_id: str) -> None:
-        self.uri = delta_uri(uri)
+    def __init__(self, where: str | TableLocation, aws: AwsSection, app_id: str) -> None:
+        self.location = TableLocation.of(where)
+        self.uri = self.location.uri
         self.app_id = app_id + ":cleanup"
-        self._options = storage_options(aws, self.uri)
+        self._options = self.location.options(aws)
         self._latest = LatestTable(self.uri, self._options)
 
     def floor(self) -> int:

@@ -12,7 +12,7 @@ from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Tra
 from lakeinlet.aws import AwsSection
 from lakeinlet.delta_io import LatestTable
 from lakeinlet.incremental.targets.delta.files import data_files
-from lakeinlet.storage import delta_uri, filesystem, spark_uri, storage_options
+from lakeinlet.storage import TableLocation
 
 QUARANTINE_SCHEMA = pa.schema([
     ("_source_bucket", pa.string()), ("_source_key", pa.string()), ("_source_etag", pa.string()),
@@ -40,13 +40,14 @@ class DeltaQuarantine:
     from the target's history (the staged files are still there) and nothing is recorded twice.
     """
 
-    def __init__(self, uri: str, aws: AwsSection, app_id: str, spark_scheme: str = "s3a") -> None:
-        self.uri = delta_uri(uri)
-        self.spark_uri = spark_uri(uri, spark_scheme).rstrip("/")
+    def __init__(self, where: str | TableLocation, aws: AwsSection, app_id: str,
+                 spark_scheme: str = "s3a") -> None:
+        self.location = TableLocation.of(where, spark_scheme)
+        self.uri, self.spark_uri = self.location.uri, self.location.spark
         self.app_id = app_id + ":quarantine"
-        self._options = storage_options(aws, self.uri)
+        self._options = self.location.options(aws)
         self._latest = LatestTable(self.uri, self._options)
-        self.fs, self.root = filesystem(self.uri, aws)
+        self.fs, self.root = self.location.filesystem(aws)
 
     def table(self) -> DeltaTable | None:
         return self._latest.get()

@@ -27,6 +27,7 @@ from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
 from lakeinlet.incremental.targets.schema import LINEAGE_SCHEMA
 from lakeinlet.logs import event
 from lakeinlet.own import location
+from lakeinlet.storage import TableLocation
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.column_check import CheckedReader
@@ -219,10 +220,10 @@ def build_cleanup(parts: Parts) -> Cleanup | None:
     routes = routes_of(cfg) if cfg.routes.enabled else []
     every = [r.filters for r in routes] or [Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix)]
     others = [(r.name, r.filters) for r in routes if r.config.tables.table != t.table]
-    log_uri = t.ledger_uri.rstrip("/") + "_cleanup"
-    probe = location(log_uri)  # the scratch object of the store's probe goes in the log's folder
+    cleanup_log = TableLocation(t.ledger_uri).sibling("_cleanup")
+    probe = location(cleanup_log.given)  # the scratch object of the store's probe goes in the log's folder
     guard = Guard(bounds_of(cfg).verdict, (probe.bucket, probe.prefix + "_probe/") if probe else None)
-    return Cleanup(c.spec, parts.ledger, DeltaCleanupLog(log_uri, cfg.aws, t.app_id),
+    return Cleanup(c.spec, parts.ledger, DeltaCleanupLog(cleanup_log, cfg.aws, t.app_id),
                    S3SourceCleaner(cfg.aws, c.after_load_threads),
                    c.after_load_retention_hours, c.after_load_max_objects,
                    loads=lambda key: any(f.reject(key) is None for f in every),
@@ -268,7 +269,7 @@ def build(config: LoaderConfig, spark: Any = None, route: str | None = None) -> 
         return parts.session()
 
     built = build_target(config, lazy_session)
-    parts = Parts(config, DeltaChangelog(t.changelog or "", aws), DeltaLedger(t.ledger_uri, aws, t.app_id),
-                  DeltaQuarantine(t.quarantine_uri, aws, t.app_id, t.spark_scheme), built.target,
-                  built.hold, spark, route=route)
+    ledger, quarantine = TableLocation(t.ledger_uri), TableLocation(t.quarantine_uri, t.spark_scheme)
+    parts = Parts(config, DeltaChangelog(t.changelog or "", aws), DeltaLedger(ledger, aws, t.app_id),
+                  DeltaQuarantine(quarantine, aws, t.app_id), built.target, built.hold, spark, route=route)
     return parts

@@ -7,7 +7,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.storage import delta_uri, storage_options
+from lakeinlet.storage import TableLocation
 
 
 def open_table(uri: str, options: dict[str, str] | None, version: int | None = None) -> DeltaTable | None:
@@ -43,6 +43,6 @@ def query(uri: str, aws: AwsSection, sql: str) -> pa.Table:
     """Run `sql` over the Delta table at `uri` (registered as `t`) with delta-rs's SQL engine."""
     from deltalake import QueryBuilder
 
-    uri = delta_uri(uri)
-    dt = DeltaTable(uri, storage_options=storage_options(aws, uri))
+    where = TableLocation(uri)
+    dt = DeltaTable(where.uri, storage_options=where.options(aws))
     return pa.table(QueryBuilder().register("t", dt).execute(sql).read_all())

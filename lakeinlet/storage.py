@@ -4,6 +4,7 @@ paths) and the storage options each engine needs for it, built from one `AwsSect
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -31,6 +32,46 @@ def spark_uri(uri: str, scheme: str) -> str:
         if uri.startswith(prefix):
             return f"{scheme}://" + uri[len(prefix):]
     return uri
+
+
+@dataclass(frozen=True)
+class TableLocation:
+    """A table's place resolved once, in every form its readers and writers speak: `uri` for
+    delta-rs and object_store (`s3://`; a local path as given), `spark` as Spark addresses it;
+    `resolved()` makes a local path absolute (hudi-rs, Iceberg metadata, the writer lease)."""
+
+    given: str
+    spark_scheme: str = "s3a"
+
+    @classmethod
+    def of(cls, where: str | TableLocation, spark_scheme: str = "s3a") -> TableLocation:
+        """`where` as a TableLocation (a TableLocation as it is)."""
+        return where if isinstance(where, TableLocation) else cls(where, spark_scheme)
+
+    @property
+    def uri(self) -> str:
+        return delta_uri(self.given)
+
+
+    @property
+    def spark(self) -> str:
+        return spark_uri(self.given, self.spark_scheme).rstrip("/")
+
+    def resolved(self) -> TableLocation:
+        """The same table with a local path made absolute (`./lake/t` is a README path)."""
+        return TableLocation(absolute_local(self.given), self.spark_scheme)
+
+    def sibling(self, suffix: str) -> TableLocation:
+        """The table beside this one named with `suffix` (`_ledger`, `.lakeinlet-writer`, `/_pending`)."""
+        return TableLocation(self.given.rstrip("/") + suffix, self.spark_scheme)
+
+    def options(self, aws: AwsSection) -> dict[str, str] | None:
+        """delta-rs (object_store) options for it; None for a local path."""
+        return storage_options(aws, self.uri)
+
+    def filesystem(self, aws: AwsSection) -> tuple[pafs.FileSystem, str]:
+        """A pyarrow filesystem and the table's root path inside it."""
+        return filesystem(self.uri, aws)
 
 
 def _credentials(names: tuple[str, str, str]) -> dict[str, str]:

@@ -8,7 +8,7 @@ from lakeinlet.aws import client
 from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.wiring import Parts
 from lakeinlet.queues import queue_url_of, read_depths
-from lakeinlet.storage import absolute_local, delta_uri
+from lakeinlet.storage import TableLocation
 
 
 def status_lines(parts: Parts, queue_url: str | None, dlq_url: str | None,
@@ -48,4 +48,4 @@ def table_lines(parts: Parts, now: datetime | None = None) -> list[str]:
 def shown(uri: str) -> str:
     """One form for every format's table: an absolute path, or `s3://` (Delta keeps the path it
     was given, Hudi an absolute one, Iceberg the `s3a://` Spark writes)."""
-    return delta_uri(absolute_local(uri))
+    return TableLocation(uri).resolved().uri

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from lakeinlet.errors import ConfigError
 from lakeinlet.incremental.ports import CatalogFormat
-from lakeinlet.storage import delta_uri
+from lakeinlet.storage import TableLocation
 
 _SIMPLE = {pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
            pa.float32(): "float", pa.float64(): "double", pa.bool_(): "boolean", pa.string(): "string",
@@ -53,7 +53,7 @@ class TableEntry:
 
     def __post_init__(self) -> None:
         # Athena and Glue read s3:// only; Spark may be configured with s3a://.
-        object.__setattr__(self, "location", delta_uri(self.location))
+        object.__setattr__(self, "location", TableLocation.of(self.location).uri)
 
     def table_input(self, name: str) -> dict[str, Any]:
         """Glue's TableInput for this table under `name` (partition columns only in PartitionKeys)."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeinlet.errors import ConfigError
-from lakeinlet.storage import absolute_local, spark_uri
+from lakeinlet.storage import TableLocation, spark_uri
 
 if TYPE_CHECKING:  # settings import this package's sections: no import cycle at run time
     from lakeinlet.incremental.ports import Target
@@ -53,27 +53,31 @@ class Built:
 
 def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> Built:
     """The adapter for `--target-format` (`spark` starts the session only when a target needs it)."""
-    t, aws = config.tables, config.aws
+    t, aws, table = config.tables, config.aws, table_location(config)
     if t.target_format == "delta":
         from lakeinlet.incremental.targets.delta.target import DeltaTarget
 
-        return Built(DeltaTarget(t.table or "", aws, t.app_id, t.partition_by, t.spark_scheme, spark,
+        return Built(DeltaTarget(table, aws, t.app_id, t.partition_by, t.spark_scheme, spark,
                                  t.target_file_bytes))
     if t.target_format == "iceberg":
         from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
         from lakeinlet.incremental.targets.iceberg.target import IcebergTarget
 
         return Built(IcebergTarget(catalog_of(config), t.app_id, t.partition_by, spark,
-                                   OutcomeFiles(t.ledger_uri.rstrip("/") + "/_pending", aws),
+                                   OutcomeFiles(TableLocation.of(t.ledger_uri).sibling("/_pending"), aws),
                                    file_bytes=t.target_file_bytes))
     if t.target_format == "hudi":
         from lakeinlet.incremental.targets.hudi.target import HudiTarget
 
-        table = absolute_local(t.table or "")
-        hudi = HudiTarget(table, aws, t.app_id, t.partition_by,
-                          spark_uri(table, t.spark_scheme), config.hudi, spark, writer_lease(config))
+        hudi = HudiTarget(table, aws, t.app_id, t.partition_by, t.spark_scheme, config.hudi, spark,
+                          writer_lease(config))
         return Built(hudi, hudi.writing)
     raise ConfigError([f"--target-format {t.target_format}: expected one of {', '.join(FORMATS)}"])
+
+
+def table_location(config: LoaderConfig) -> TableLocation:
+    """The target table's location (`--table`), in every form its engines speak."""
+    return TableLocation(config.tables.table or "", config.tables.spark_scheme)
 
 
 def local_settings(target_format: str, folder: str) -> dict[str, str]:
@@ -90,9 +94,7 @@ def writer_lease(config: LoaderConfig) -> Any:
     object under `.hoodie/` makes Hudi take a table that does not exist yet for a broken one."""
     from lakeinlet.aws import client
     from lakeinlet.incremental.targets.hudi.lease import LocalLease, S3Lease
-    from lakeinlet.storage import delta_uri
-
-    where = delta_uri(absolute_local(config.tables.table or "")).rstrip("/") + ".lakeinlet-writer"
+    where = table_location(config).resolved().sibling(".lakeinlet-writer").uri
     if where.startswith("s3://"):
         return S3Lease(client("s3", config.aws), where + ".json", config.hudi.lease_seconds)
     return LocalLease(where + ".lock")
@@ -101,9 +103,9 @@ def writer_lease(config: LoaderConfig) -> Any:
 def catalog_of(config: LoaderConfig) -> Any:
     from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog
 
-    t = config.tables
-    table = spark_uri(absolute_local(t.table or ""), t.spark_scheme)
-    return IcebergCatalog(config.iceberg, table, config.aws)
+    table = table_location(config).resolved()
+    # As given, trailing slash and all: the default table name holds a digest of this string.
+    return IcebergCatalog(config.iceberg, spark_uri(table.given, table.spark_scheme), config.aws)
 
 
 def formats_on_line() -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from lakeinlet.changelog.reader import META_PREFIX
 from lakeinlet.changelog.settings import MaintainSection
 from lakeinlet.delta_io import open_table
 from lakeinlet.errors import ConfigError
-from lakeinlet.storage import delta_uri, filesystem, storage_options
+from lakeinlet.storage import TableLocation, filesystem
 
 HOOKS = PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
 """Never delete old log files here: a lagging loader reads those versions' change data feed."""
@@ -81,8 +81,8 @@ def maintain(m: MaintainSection, aws: AwsSection) -> MaintainReport:
     Raises:
         ConfigError: the changelog or a --loader-table is missing, or a loader table is not Delta.
     """
-    uri = delta_uri(m.changelog)
-    options = storage_options(aws, uri)
+    where = TableLocation(m.changelog)
+    uri, options = where.uri, where.options(aws)
     marks = (*(loader_mark(t, m.loader_app_id, aws) for t in m.loader_tables),
              *(LoaderMark("--loader-position", p) for p in m.loader_positions))
     dt = open_table(uri, options)
@@ -174,8 +174,8 @@ def loader_mark(table: str, app_id: str, aws: AwsSection) -> LoaderMark:
         ConfigError: no table at `table`, or a Hudi/Iceberg one (their checkpoints need their
             engines: give those loaders' positions with --loader-position).
     """
-    uri = delta_uri(table)
-    options = storage_options(aws, uri)
+    where = TableLocation(table)
+    uri, options = where.uri, where.options(aws)
     if not DeltaTable.is_deltatable(uri, options):
         raise ConfigError([f"--loader-table {table}: expected a Delta target table, found "
                            f"{_what_is_there(uri, aws)}"])

@@ -22,7 +22,7 @@ from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
 from lakeinlet.changelog.tail import ChangelogTail
 from lakeinlet.delta_io import LatestTable, open_table
 from lakeinlet.events import ReceivedEvent
-from lakeinlet.storage import delta_uri, storage_options
+from lakeinlet.storage import TableLocation
 
 TABLE_PROPERTIES = {"delta.enableChangeDataFeed": "true", "delta.appendOnly": "true"}
 """The change data feed of an append-only table: the loader reads it, and appends write no extra
@@ -91,9 +91,10 @@ class CommitInfo:
 class DeltaChangelog:
     """The changelog at `uri` (local path or s3://); created on first append."""
 
-    def __init__(self, uri: str, aws: AwsSection | None = None) -> None:
-        self.uri = delta_uri(uri)
-        self._options = storage_options(aws or AwsSection(), self.uri)
+    def __init__(self, uri: str | TableLocation, aws: AwsSection | None = None) -> None:
+        self.location = TableLocation.of(uri)
+        self.uri = self.location.uri
+        self._options = self.location.options(aws or AwsSection())
         self._latest = LatestTable(self.uri, self._options)
         self._tail = ChangelogTail(self.uri, aws or AwsSection())
 

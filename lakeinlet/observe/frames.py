@@ -37,7 +37,7 @@ from lakeinlet.observe.targets import (
     target_frame,
     target_rows,
 )
-from lakeinlet.storage import delta_uri
+from lakeinlet.storage import TableLocation
 
 __all__ = [
     "BATCH_COLUMNS", "batches_from_commits", "changelog_commits_frame", "changelog_rows",
@@ -144,7 +144,7 @@ def lag_frame(table_uri: str, changelog_uri: str, aws: AwsSection, ledger_uri: s
     """Per loaded object: when S3 emitted the event, when the event source received it, when
     the changelog commit and the target commit holding it happened, and the seconds between.
     `options`: the table's loader settings, as for `load_batches_frame`."""
-    ledger_uri = ledger_uri or options.get("ledger") or delta_uri(table_uri).rstrip("/") + "_ledger"
+    ledger_uri = ledger_uri or options.get("ledger") or TableLocation(table_uri).sibling("_ledger").uri
     ledger = read_table(ledger_uri, aws)
     changelog = read_table(changelog_uri, aws, "SELECT event_id, received_at FROM t")
     commits = changelog_commits_frame(changelog_uri, aws)

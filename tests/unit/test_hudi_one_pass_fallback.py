@@ -51,7 +51,7 @@ def fallbacks(caplog: pytest.LogCaptureFixture) -> list[int]:
 
 def test_a_spark_without_the_writer_hooks_stages_no_hudi_rows_and_says_so_once(
         lacking: list[str], caplog: pytest.LogCaptureFixture) -> None:
-    target = HudiTarget("s3://lake/t", AwsSection(), "app", [], "s3a://lake/t", HudiSection(),
+    target = HudiTarget("s3://lake/t", AwsSection(), "app", [], "s3a", HudiSection(),
                         lambda: object(), NoLease())
     with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
         assert [target.stages_rows, target.stages_rows] == [False, False]

@@ -37,7 +37,7 @@ from lakeinlet.incremental.targets.delta.maintain import compact_table
 from lakeinlet.incremental.targets.delta.protocol import list_features
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
-from lakeinlet.storage import delta_uri, filesystem, spark_uri, storage_options
+from lakeinlet.storage import TableLocation
 
 
 @dataclass
@@ -75,16 +75,16 @@ class DeltaTarget:
     stages_rows = True
     catalog_format: CatalogFormat | None = DELTA_CATALOG
 
-    def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str] = (),
-                 spark_scheme: str = "s3a", spark: Callable[[], Any] | None = None,
-                 file_bytes: int = DEFAULT_FILE_BYTES) -> None:
-        self.uri = delta_uri(uri)
-        self.spark_uri = spark_uri(uri, spark_scheme).rstrip("/")
+    def __init__(self, where: str | TableLocation, aws: AwsSection, app_id: str,
+                 partition_by: Sequence[str] = (), spark_scheme: str = "s3a",
+                 spark: Callable[[], Any] | None = None, file_bytes: int = DEFAULT_FILE_BYTES) -> None:
+        self.location = TableLocation.of(where, spark_scheme)
+        self.uri, self.spark_uri = self.location.uri, self.location.spark
         self.app_id = app_id
         self.partition_by = list(partition_by)
-        self._options = storage_options(aws, self.uri)
+        self._options = self.location.options(aws)
         self._latest = LatestTable(self.uri, self._options)
-        self.fs, self.root = filesystem(self.uri, aws)
+        self.fs, self.root = self.location.filesystem(aws)
         self._spark = spark
         self.file_bytes = file_bytes
         self._seen: Checkpoint | None = None

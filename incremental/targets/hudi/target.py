@@ -32,7 +32,7 @@ from lakeinlet.incremental.targets.hudi.staged import Staged, StagesRows
 from lakeinlet.incremental.targets.hudi.write_options import META_COLUMNS, write_options
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.spark import empty_frame
-from lakeinlet.storage import delta_uri, hudi_rs_options
+from lakeinlet.storage import TableLocation, hudi_rs_options
 
 
 class HudiTarget:
@@ -52,9 +52,10 @@ class HudiTarget:
     stages_rows = StagesRows()
     catalog_format: CatalogFormat | None = catalog.HUDI_CATALOG
 
-    def __init__(self, uri: str, aws: AwsSection, app_id: str, partition_by: Sequence[str],
-                 spark_uri: str, section: HudiSection, spark: Callable[[], Any], lease: Lease) -> None:
-        self.uri, self.spark_uri = delta_uri(uri).rstrip("/"), spark_uri.rstrip("/")
+    def __init__(self, where: str | TableLocation, aws: AwsSection, app_id: str, partition_by: Sequence[str],
+                 spark_scheme: str, section: HudiSection, spark: Callable[[], Any], lease: Lease) -> None:
+        self.location = TableLocation.of(where, spark_scheme).resolved()
+        self.uri, self.spark_uri = self.location.uri.rstrip("/"), self.location.spark
         self.app_id, self.partition_by, self.section = app_id, list(partition_by), section
         self._spark, self.lease = spark, lease
         self._storage = hudi_rs_options(aws, self.uri)

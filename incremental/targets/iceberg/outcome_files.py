@@ -10,7 +10,7 @@ import pyarrow.fs as pafs
 from lakeinlet.aws import AwsSection
 from lakeinlet.incremental.model import Outcome
 from lakeinlet.incremental.targets.commits import outcomes_from, outcomes_json
-from lakeinlet.storage import delta_uri, filesystem
+from lakeinlet.storage import TableLocation
 
 
 class OutcomeFiles:
@@ -20,8 +20,8 @@ class OutcomeFiles:
     repair). They stay: like Delta's commit metadata, they are the durable record of what each
     batch did."""
 
-    def __init__(self, uri: str, aws: AwsSection) -> None:
-        self.fs, self.root = filesystem(delta_uri(uri), aws)
+    def __init__(self, where: str | TableLocation, aws: AwsSection) -> None:
+        self.fs, self.root = TableLocation.of(where).filesystem(aws)
 
     def put(self, batch_id: str, outcomes: Sequence[Outcome]) -> None:
         if isinstance(self.fs, pafs.LocalFileSystem):

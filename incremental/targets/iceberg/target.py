@@ -42,7 +42,7 @@ from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, sour
 from lakeinlet.logs import event
 from lakeinlet.retry import transient
 from lakeinlet.spark import empty_frame
-from lakeinlet.storage import delta_uri, filesystem
+from lakeinlet.storage import TableLocation
 
 log = logging.getLogger("lakeinlet.loader")
 
@@ -327,7 +327,7 @@ class IcebergTarget:
 
 def metadata_files(location: str, catalog: IcebergCatalog) -> list[str]:
     """The `*.metadata.json` files under `<location>/metadata/` (s3 or local), newest name last."""
-    fs, root = filesystem(delta_uri(location), catalog.aws)
+    fs, root = TableLocation(location).filesystem(catalog.aws)
     infos = fs.get_file_info(pafs.FileSelector(f"{root}/metadata", allow_not_found=True))
     return sorted(i.path for i in infos if i.path.endswith(".metadata.json"))
 
