@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -17,3 +18,10 @@ def fallback_schema(partition_by: Sequence[str]) -> pa.Schema:
     partition columns as strings (a partitioned table needs them from its creation)."""
     extra = [pa.field(c, pa.string()) for c in partition_by if c not in LINEAGE_SCHEMA.names]
     return pa.schema([*LINEAGE_SCHEMA, *extra])
+
+
+def spark_schema(schema: pa.Schema) -> Any:
+    """The Spark schema of a pyarrow one, timestamps without a zone kept as TIMESTAMP_NTZ."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema, prefer_timestamp_ntz=True)

@@ -30,7 +30,7 @@ from lakeinlet.incremental.targets.hudi.replacing import REPLACING, rows_of, wit
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.hudi.staged import Staged, StagesRows
 from lakeinlet.incremental.targets.hudi.write_options import META_COLUMNS, write_options
-from lakeinlet.incremental.targets.schema import fallback_schema
+from lakeinlet.incremental.targets.schema import fallback_schema, spark_schema
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import TableLocation, hudi_rs_options
 
@@ -236,8 +236,8 @@ class HudiTarget:
                extra: dict[str, str] | None = None) -> int:
         spark = self._spark()
         if data is None:
-            data = empty_frame(spark, _spark_schema(self.schema() or schema or
-                                                    fallback_schema(self.partition_by)))
+            data = empty_frame(spark, spark_schema(self.schema() or schema or
+                                                   fallback_schema(self.partition_by)))
         data.write.format("hudi").options(**self._options(operation, extra, meta)).mode("append") \
             .save(self.spark_uri)
         return self._committed(meta)
@@ -296,8 +296,3 @@ class HudiTarget:
         """Nothing to do: the next Hudi writer rolls back a failed write and deletes its files."""
         return []
 
-
-def _spark_schema(schema: pa.Schema) -> Any:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema, prefer_timestamp_ntz=True)
