@@ -5,11 +5,13 @@ No I/O here: the loader passes the rows, the ledger's known object versions and 
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from lakeinlet.incremental.artefacts import artefact
 from lakeinlet.incremental.model import (
     FILTERED,
     TOO_LARGE,
@@ -37,16 +39,27 @@ class KeyFilter(Protocol):
 
 @dataclass(frozen=True)
 class Filters:
-    """Key filters: include prefixes/suffixes/regex (all must pass), ignored prefixes."""
+    """Key filters: include prefixes/suffixes/regex/globs (all must pass), then ignored prefixes,
+    exclude globs and writers' artefacts (see `artefacts`) set aside."""
 
     prefix: tuple[str, ...] = ()
     suffix: tuple[str, ...] = ()
     regex: str | None = None
     ignore_prefix: tuple[str, ...] = ()
     routed: bool = False
-    """One route of several: keys its prefix/suffix/regex do not select belong to other routes,
-    so they are skipped without a ledger row (ignored prefixes are still recorded)."""
+    """One route of several: keys its prefix/suffix/regex/include globs do not select belong to
+    other routes, so they are skipped without a ledger row (the other filters still record)."""
     rejected_status: str = FILTERED
+    include_glob: tuple[str, ...] = ()
+    exclude_glob: tuple[str, ...] = ()
+    include_hidden: bool = False
+
+    @classmethod
+    def of(cls, plan: Any, routed: bool = False) -> Filters:
+        """The filters of a `PlanSection`."""
+        return cls(tuple(plan.prefix), tuple(plan.suffix), plan.regex, tuple(plan.ignore_prefix), routed,
+                   include_glob=tuple(plan.include_glob), exclude_glob=tuple(plan.exclude_glob),
+                   include_hidden=plan.include_hidden)
 
     def selects(self, key: str) -> bool:
         """The key passes the prefix, suffix and regex filters."""
@@ -63,7 +76,13 @@ class Filters:
         """Why `key` is filtered out, or None when it is loaded."""
         if any(key.startswith(p) for p in self.ignore_prefix):
             return "key under an ignored prefix"
-        return self._outside(key)
+        outside = self._outside(key)
+        if outside:
+            return outside
+        glob = next((g for g in self.exclude_glob if fnmatch.fnmatchcase(key, g)), None)
+        if glob is not None:
+            return f"key matches --exclude-glob {glob}"
+        return None if self.include_hidden else artefact(key, self.prefix)
 
     def _outside(self, key: str) -> str | None:
         if self.prefix and not key.startswith(self.prefix):
@@ -72,6 +91,8 @@ class Filters:
             return "key without a wanted --suffix"
         if self.regex and not re.search(self.regex, key):
             return "key does not match --regex"
+        if self.include_glob and not any(fnmatch.fnmatchcase(key, g) for g in self.include_glob):
+            return "key matches no --include-glob"
         return None
 
 
