@@ -25,6 +25,8 @@ from lakeinlet.incremental.model import (
 
 Verdict = tuple[str, str]
 """A set-aside object's ledger status and reason."""
+IDENTICAL = ("identical content: the same bytes (ETag {etag}) as version {version} of this key, already "
+             "loaded; a re-upload adds no rows")
 
 
 class KeyFilter(Protocol):
@@ -221,12 +223,17 @@ def planned(r: ChangeRow) -> PlannedObject:
 
 def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: KeyFilter,
                version_sizes: dict[int, int],
-               known: Callable[[Sequence[PlannedObject]], set[tuple[str, str, str]]]) -> LoadPlan:
+               known: Callable[[Sequence[PlannedObject]], set[tuple[str, str, str]]],
+               identical: Callable[[Sequence[PlannedObject]], dict[tuple[str, str, str], str]] = (
+                   lambda _: {})) -> LoadPlan:
     """Plan one batch.
 
     Args:
         known: given candidate objects, returns the `ref`s the ledger already holds in a final
             status (those are skipped: a duplicate notification or a backfill of a loaded object).
+        identical: given the rest, returns the `ref`s that are a new version of a loaded object
+            with the same ETag, each with the loaded version's identity (recorded `filtered`: the
+            same bytes uploaded again, in every --on-overwrite mode).
     """
     taken, end = take(rows, start, caps, version_sizes, filters.owns)
     newest, superseded = newest_per_object(taken)
@@ -250,8 +257,12 @@ def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: 
         else:
             candidates.append(obj)
     seen = known(candidates) if candidates else set()
-    to_read = tuple(o for o in candidates if o.ref not in seen)
+    new = [o for o in candidates if o.ref not in seen]
+    same = identical(new) if new else {}
+    decided += [Outcome(o, FILTERED, IDENTICAL.format(etag=(o.etag or "").strip('"'), version=same[o.ref]))
+                for o in new if o.ref in same]
+    to_read = tuple(o for o in new if o.ref not in same)
     return LoadPlan(start=start, end=end, to_read=to_read, decided=tuple(decided),
-                    skipped_known=len(candidates) - len(to_read), superseded=superseded,
+                    skipped_known=len(candidates) - len(new), superseded=superseded,
                     events=len(taken), versions=tuple(sorted({r.commit_version for r in taken})),
                     removals=tuple(removals))
