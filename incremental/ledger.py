@@ -72,10 +72,10 @@ class DeltaLedger:
                 newest[key] = r
         out: dict[tuple[str, str, str], str] = {}
         for o in objs:
-            r = newest.get((o.bucket, o.key))
-            same = r is not None and _unquoted(o.etag) != "" and _unquoted(r["etag"]) == _unquoted(o.etag)
-            if r is not None and same and r["identity"] != o.identity:
-                out[o.ref] = r["identity"]
+            loaded = newest.get((o.bucket, o.key))
+            if (loaded is not None and _unquoted(o.etag) and _unquoted(loaded["etag"]) == _unquoted(o.etag)
+                    and loaded["identity"] != o.identity):
+                out[o.ref] = loaded["identity"]
         return out
 
     def _standing(self, objs: Sequence[PlannedObject]) -> list[dict[str, Any]]:
