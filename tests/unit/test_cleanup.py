@@ -347,9 +347,9 @@ def test_run_cleans_up_after_each_drain_and_a_failed_pass_does_not_fail_it(
     import time
     from types import SimpleNamespace
 
+    from lakeinlet.incremental.cleanup import CleanupReport
     from lakeinlet.incremental.commands import run as run_command
     from lakeinlet.incremental.console import Stop
-    from lakeinlet.incremental.cleanup import CleanupReport
     from lakeinlet.incremental.loader import Summary
 
     passes: list[str] = []

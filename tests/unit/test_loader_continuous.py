@@ -10,6 +10,7 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from itertools import pairwise
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,30 +18,11 @@ import pytest
 
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.commands import run as run_command
-from lakeinlet.incremental.console import Stop
 from lakeinlet.incremental.loader import Summary
 from lakeinlet.incremental.settings import LoaderConfig, RunSection
+from tests.unit.ticking import Ticking
 
 pytestmark = pytest.mark.unit
-
-
-class Ticking(Stop):
-    """A stop whose pauses take no time but move its clock (noted in `pauses`); it is asked for
-    after `pauses_allowed` pauses."""
-
-    def __init__(self, pauses_allowed: int = 1000) -> None:
-        super().__init__()
-        self.now, self.pauses, self.allowed = 0.0, list[float](), pauses_allowed
-
-    def clock(self) -> float:
-        return self.now
-
-    def pause(self, seconds: float) -> None:
-        if self.requested:
-            return
-        self.pauses.append(seconds)
-        self.now += seconds
-        self.requested = len(self.pauses) >= self.allowed
 
 
 class Drains:
@@ -89,7 +71,7 @@ def test_failed_drains_are_retried_for_as_long_as_the_run_goes(capsys: pytest.Ca
     stop = Ticking()
     loader = Drains([OSError(f"cut {i}") for i in range(8)] + [Summary(batches=1, rows=3)], stop)
     assert run(loader, stop, interval=100.0) == 0
-    gaps = [b - a for a, b in zip(loader.times, loader.times[1:], strict=False)]
+    gaps = [b - a for a, b in pairwise(loader.times)]
     assert gaps[:8] == [100.0, 200.0, *[run_command.MAX_PAUSE] * 6]
     assert "loaded 3 rows in 1 batches; stopped on request" in capsys.readouterr().out
 
