@@ -57,6 +57,8 @@ lint: install docs-check
 	ln -s $(CURDIR)/lakeinlet/* .mypy-tree/lakeinlet/
 	ln -s $(CURDIR)/sources .mypy-tree/lakeinlet/sources && ln -s $(CURDIR)/incremental .mypy-tree/lakeinlet/incremental
 	cd .mypy-tree && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p lakeinlet
+	@# The benchmarks import their siblings (loader_common, _localstack) and the package as installed.
+	MYPYPATH=$(CURDIR)/.mypy-tree:$(CURDIR)/bench $(BIN)/mypy --config-file pyproject.toml bench
 
 $(TOOLS)/bin/checkov:
 	$(PYTHON) -m venv $(TOOLS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from typing import Any
 
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 from report import Run, add_json_flag
@@ -14,7 +15,7 @@ from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.wiring import build
 
 
-def stream_once(spark, src: str, out: str, checkpoint: str) -> float:  # type: ignore[no-untyped-def]
+def stream_once(spark: Any, src: str, out: str, checkpoint: str) -> float:
     def run() -> None:
         q = (spark.readStream.schema(SCHEMA_DDL).option("pathGlobFilter", "*.parquet").parquet(src)
              .writeStream.format("parquet").option("checkpointLocation", checkpoint)
@@ -23,7 +24,7 @@ def stream_once(spark, src: str, out: str, checkpoint: str) -> float:  # type: i
     return timed(run)[0]
 
 
-def one_size(aws, spark, existing: int, new: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def one_size(aws: Any, spark: Any, existing: int, new: int) -> tuple[float, float]:
     landing, lake = bucket(aws, "land"), bucket(aws, "lake")
     fill_s, _ = timed(lambda: put_many(aws, landing, [(f"data/old-{i:06d}.json", b"{}\n")
                                                       for i in range(existing)], threads=32))
