@@ -52,18 +52,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="1k vs 5k existing objects")
     ap.add_argument("--sizes", default="", help="comma list of existing-object counts")
+    ap.add_argument("--new", type=int, default=100, help="new objects to ingest (default 100)")
     add_json_flag(ap)
     args = ap.parse_args()
     report = Run("Loader")
     sizes = [int(s) for s in args.sizes.split(",") if s] or ([1000, 5000] if args.quick else [1000, 20000])
     with stack() as (_, aws, spark):
         spark.read.schema(SCHEMA_DDL).json(spark.sparkContext.parallelize([])).count()  # warm-up
-        results = {n: one_size(aws, spark, n, 100) for n in sizes}
+        results = {n: one_size(aws, spark, n, args.new) for n in sizes}
         lo, hi = sizes[0], sizes[-1]
         print(f"growth {lo} → {hi} existing objects: file stream {results[hi][0] / results[lo][0]:.2f}x, "
               f"loader {results[hi][1] / results[lo][1]:.2f}x")
         for n, (stream_s, load_s) in results.items():
-            report.row(f"100 new objects under a prefix that holds {n:,} (moto over s3a)",
+            report.row(f"{args.new} new objects under a prefix that holds {n:,} (moto over s3a)",
                        f"the loader (changelog events, no listing): {load_s:.2f} s",
                        f"Spark's file-stream source (lists the prefix): {stream_s:.2f} s",
                        f"stream/loader {stream_s / load_s:.2f}x", stream_s=stream_s, loader_s=load_s)
