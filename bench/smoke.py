@@ -29,6 +29,7 @@ TINY: dict[str, list[str]] = {
     "compaction.py": ["--batches", "2", "--objects", "2", "--rows", "10", "--repeat", "1"],
     "lineage_rows.py": ["--files", "1", "--rows", "100", "--rounds", "1"],
     "poller.py": ["--smoke", "--skip-localstack"],
+    "readme_flow.py": ["--messages", "2", "--repeat", "1"],
 }
 """Each bench's tiny arguments, in the order they run: the loader benches share one moto server and
 Spark session (`SharedStack`); lineage_rows.py makes its own session, so it runs after them."""
@@ -40,7 +41,6 @@ LEFT_OUT = {
     "api_cost.py": "starts lakeinlet-poll and lakeinlet-load processes (a JVM each) per committer",
     "freshness.py": "both jobs --continuous as processes (a JVM each) per format, for minutes",
     "routes.py": "a loader process (a JVM) per route beside the routes process",
-    "readme_flow.py": "times lakeinlet-poll processes: the integration tier runs that flow",
 }
 """Benches left out, and why: each is type-checked in `make lint`; these start their own servers or
 JVM processes, which would cost CI more than the rest together."""
