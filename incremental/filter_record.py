@@ -18,23 +18,30 @@ under narrower filters that no reset has re-read since."""
 
 @dataclass(frozen=True)
 class FilterRecord:
-    """What a run selects: its buckets (empty: any), prefixes, suffixes, regex, ignored prefixes."""
+    """What a run selects: its buckets (empty: any), prefixes, suffixes, regex, ignored prefixes,
+    globs, and whether writers' artefacts load (records before those three hold their defaults)."""
 
     buckets: tuple[str, ...] = ()
     prefix: tuple[str, ...] = ()
     suffix: tuple[str, ...] = ()
     regex: str | None = None
     ignore_prefix: tuple[str, ...] = ()
+    include_glob: tuple[str, ...] = ()
+    exclude_glob: tuple[str, ...] = ()
+    include_hidden: bool = False
 
     @classmethod
     def of(cls, plan: Any) -> FilterRecord:
         """The record of a `PlanSection`."""
         return cls(tuple(plan.buckets), tuple(plan.prefix), tuple(plan.suffix), plan.regex,
-                   tuple(plan.ignore_prefix))
+                   tuple(plan.ignore_prefix), tuple(plan.include_glob), tuple(plan.exclude_glob),
+                   plan.include_hidden)
 
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "buckets": self.buckets, "prefix": self.prefix,
-                           "suffix": self.suffix, "regex": self.regex, "ignore_prefix": self.ignore_prefix})
+                           "suffix": self.suffix, "regex": self.regex, "ignore_prefix": self.ignore_prefix,
+                           "include_glob": self.include_glob, "exclude_glob": self.exclude_glob,
+                           "include_hidden": self.include_hidden})
 
     @classmethod
     def from_json(cls, text: str) -> FilterRecord | None:
@@ -43,7 +50,8 @@ class FilterRecord:
         if d.get("format") != FORMAT:
             return None
         return cls(tuple(d["buckets"]), tuple(d["prefix"]), tuple(d["suffix"]), d["regex"],
-                   tuple(d["ignore_prefix"]))
+                   tuple(d["ignore_prefix"]), tuple(d.get("include_glob", ())),
+                   tuple(d.get("exclude_glob", ())), bool(d.get("include_hidden", False)))
 
     def widened(self, now: FilterRecord) -> list[str]:
         """What `now` selects that this record did not, one phrase per setting (empty: nothing)."""
@@ -53,13 +61,23 @@ class FilterRecord:
             ("suffix", self.suffix, now.suffix, _more(self.suffix, now.suffix, str.endswith)),
             ("regex", _t(self.regex), _t(now.regex), self.regex is not None and now.regex != self.regex),
             ("ignore_prefix", self.ignore_prefix, now.ignore_prefix,
-             any(p not in now.ignore_prefix for p in self.ignore_prefix))) if wider]
+             any(p not in now.ignore_prefix for p in self.ignore_prefix)),
+            ("include_glob", self.include_glob, now.include_glob,
+             _more(self.include_glob, now.include_glob, str.__eq__)),
+            ("exclude_glob", self.exclude_glob, now.exclude_glob,
+             any(g not in now.exclude_glob for g in self.exclude_glob)),
+            ("include_hidden", _b(self.include_hidden), _b(now.include_hidden),
+             now.include_hidden and not self.include_hidden)) if wider]
         return out
 
 
 def _more(old: tuple[str, ...], new: tuple[str, ...], within: Any) -> bool:
     """An include list `new` selects more than `old` (empty: everything)."""
     return bool(old) and (not new or any(not any(within(n, o) for o in old) for n in new))
+
+
+def _b(flag: bool) -> tuple[str, ...]:
+    return ("on",) if flag else ("off",)
 
 
 def _t(regex: str | None) -> tuple[str, ...]:

@@ -57,21 +57,43 @@ class DeltaLedger:
     def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]:
         """The refs among `objs` that the ledger holds in a final status, unless a later
         removal deleted that object's rows (then the same version loads again)."""
+        refs = {(r["bucket"], r["key"], r["identity"]) for r in self._standing(objs)}
+        return {o.ref for o in objs if o.ref in refs}
+
+    def identical(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str, str], str]:
+        """The refs among `objs` that are another version of an object whose newest loaded
+        version has the same ETag (the same bytes uploaded again: its rows are the table's), each
+        with that loaded version's identity. Only the newest: under --on-overwrite replace an
+        older version's rows are gone, and its bytes uploaded again are new to the table."""
+        newest: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in self._standing(objs):
+            key = (r["bucket"], r["key"])
+            if r["status"] == LOADED and r["target_version"] >= newest.get(key, {}).get("target_version", -1):
+                newest[key] = r
+        out: dict[tuple[str, str, str], str] = {}
+        for o in objs:
+            loaded = newest.get((o.bucket, o.key))
+            if (loaded is not None and _unquoted(o.etag) and _unquoted(loaded["etag"]) == _unquoted(o.etag)
+                    and loaded["identity"] != o.identity):
+                out[o.ref] = loaded["identity"]
+        return out
+
+    def _standing(self, objs: Sequence[PlannedObject]) -> list[dict[str, Any]]:
+        """The ledger's final-status rows of the keys of `objs` whose rows no later removal deleted."""
         dt = self._table()
         if dt is None or not objs:
-            return set()
+            return []
         keys = pa.array(sorted({o.key for o in objs}))
         statuses = pa.array(sorted(FINAL | {REMOVED}))
         wanted = pc.field("key").isin(keys) & pc.field("status").isin(statuses)
-        cols = ["bucket", "key", "identity", "status", "target_version"]
+        cols = ["bucket", "key", "identity", "etag", "status", "target_version"]
         found = dt.to_pyarrow_dataset().to_table(columns=cols, filter=wanted).to_pylist()
         removed: dict[tuple[str, str], int] = {}
         for r in (r for r in found if r["status"] == REMOVED):
             key = (r["bucket"], r["key"])
             removed[key] = max(r["target_version"], removed.get(key, -1))
-        refs = {(r["bucket"], r["key"], r["identity"]) for r in found if r["status"] != REMOVED
-                and r["target_version"] > removed.get((r["bucket"], r["key"]), -1)}
-        return {o.ref for o in objs if o.ref in refs}
+        return [r for r in found if r["status"] != REMOVED
+                and r["target_version"] > removed.get((r["bucket"], r["key"]), -1)]
 
     def loaded_times(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], datetime]:
         """The (bucket, key)s among `objs` of which some version was loaded and its rows not
@@ -208,3 +230,7 @@ def _cleanup_rows(records: Sequence[CleanupRecord], pass_id: str) -> pa.Table:
              "status": r.status, "reason": r.reason, "destination": r.destination, "pass_id": pass_id,
              "cleaned_at": now} for r in records]
     return pa.Table.from_pylist(rows, schema=CLEANUP_SCHEMA)
+
+
+def _unquoted(etag: str | None) -> str:
+    return (etag or "").strip('"')

@@ -5,11 +5,13 @@ No I/O here: the loader passes the rows, the ledger's known object versions and 
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from lakeinlet.incremental.artefacts import artefact
 from lakeinlet.incremental.model import (
     FILTERED,
     TOO_LARGE,
@@ -23,6 +25,8 @@ from lakeinlet.incremental.model import (
 
 Verdict = tuple[str, str]
 """A set-aside object's ledger status and reason."""
+IDENTICAL = ("identical content: the same bytes (ETag {etag}) as version {version} of this key, already "
+             "loaded; a re-upload adds no rows")
 
 
 class KeyFilter(Protocol):
@@ -37,16 +41,27 @@ class KeyFilter(Protocol):
 
 @dataclass(frozen=True)
 class Filters:
-    """Key filters: include prefixes/suffixes/regex (all must pass), ignored prefixes."""
+    """Key filters: include prefixes/suffixes/regex/globs (all must pass), then ignored prefixes,
+    exclude globs and writers' artefacts (see `artefacts`) set aside."""
 
     prefix: tuple[str, ...] = ()
     suffix: tuple[str, ...] = ()
     regex: str | None = None
     ignore_prefix: tuple[str, ...] = ()
     routed: bool = False
-    """One route of several: keys its prefix/suffix/regex do not select belong to other routes,
-    so they are skipped without a ledger row (ignored prefixes are still recorded)."""
+    """One route of several: keys its prefix/suffix/regex/include globs do not select belong to
+    other routes, so they are skipped without a ledger row (the other filters still record)."""
     rejected_status: str = FILTERED
+    include_glob: tuple[str, ...] = ()
+    exclude_glob: tuple[str, ...] = ()
+    include_hidden: bool = False
+
+    @classmethod
+    def of(cls, plan: Any, routed: bool = False) -> Filters:
+        """The filters of a `PlanSection`."""
+        return cls(tuple(plan.prefix), tuple(plan.suffix), plan.regex, tuple(plan.ignore_prefix), routed,
+                   include_glob=tuple(plan.include_glob), exclude_glob=tuple(plan.exclude_glob),
+                   include_hidden=plan.include_hidden)
 
     def selects(self, key: str) -> bool:
         """The key passes the prefix, suffix and regex filters."""
@@ -63,7 +78,13 @@ class Filters:
         """Why `key` is filtered out, or None when it is loaded."""
         if any(key.startswith(p) for p in self.ignore_prefix):
             return "key under an ignored prefix"
-        return self._outside(key)
+        outside = self._outside(key)
+        if outside:
+            return outside
+        glob = next((g for g in self.exclude_glob if fnmatch.fnmatchcase(key, g)), None)
+        if glob is not None:
+            return f"key matches --exclude-glob {glob}"
+        return None if self.include_hidden else artefact(key, self.prefix)
 
     def _outside(self, key: str) -> str | None:
         if self.prefix and not key.startswith(self.prefix):
@@ -72,6 +93,8 @@ class Filters:
             return "key without a wanted --suffix"
         if self.regex and not re.search(self.regex, key):
             return "key does not match --regex"
+        if self.include_glob and not any(fnmatch.fnmatchcase(key, g) for g in self.include_glob):
+            return "key matches no --include-glob"
         return None
 
 
@@ -200,12 +223,17 @@ def planned(r: ChangeRow) -> PlannedObject:
 
 def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: KeyFilter,
                version_sizes: dict[int, int],
-               known: Callable[[Sequence[PlannedObject]], set[tuple[str, str, str]]]) -> LoadPlan:
+               known: Callable[[Sequence[PlannedObject]], set[tuple[str, str, str]]],
+               identical: Callable[[Sequence[PlannedObject]], dict[tuple[str, str, str], str]] = (
+                   lambda _: {})) -> LoadPlan:
     """Plan one batch.
 
     Args:
         known: given candidate objects, returns the `ref`s the ledger already holds in a final
             status (those are skipped: a duplicate notification or a backfill of a loaded object).
+        identical: given the rest, returns the `ref`s that are a new version of a loaded object
+            with the same ETag, each with the loaded version's identity (recorded `filtered`: the
+            same bytes uploaded again, in every --on-overwrite mode).
     """
     taken, end = take(rows, start, caps, version_sizes, filters.owns)
     newest, superseded = newest_per_object(taken)
@@ -229,8 +257,12 @@ def plan_batch(rows: Sequence[ChangeRow], start: Position, caps: Caps, filters: 
         else:
             candidates.append(obj)
     seen = known(candidates) if candidates else set()
-    to_read = tuple(o for o in candidates if o.ref not in seen)
+    new = [o for o in candidates if o.ref not in seen]
+    same = identical(new) if new else {}
+    decided += [Outcome(o, FILTERED, IDENTICAL.format(etag=(o.etag or "").strip('"'), version=same[o.ref]))
+                for o in new if o.ref in same]
+    to_read = tuple(o for o in new if o.ref not in same)
     return LoadPlan(start=start, end=end, to_read=to_read, decided=tuple(decided),
-                    skipped_known=len(candidates) - len(to_read), superseded=superseded,
+                    skipped_known=len(candidates) - len(new), superseded=superseded,
                     events=len(taken), versions=tuple(sorted({r.commit_version for r in taken})),
                     removals=tuple(removals))

@@ -73,8 +73,7 @@ class Route:
 
     @property
     def filters(self) -> Filters:
-        p = self.config.plan
-        return Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix, routed=True)
+        return Filters.of(self.config.plan, routed=True)
 
 
 def routes_of(config: Any) -> list[Route]:

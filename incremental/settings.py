@@ -149,6 +149,19 @@ class PlanSection:
     regex: str | None = setting(None, "Load only keys matching this regular expression.")
     ignore_prefix: tuple[str, ...] = setting(
         (), "Never load keys under these prefixes (recorded as `filtered`).", metavar="P")
+    include_glob: tuple[str, ...] = setting(
+        (), "Load only keys matching one of these shell patterns, matched against the whole key "
+        "(`*` and `?` match `/` too, `[...]` a set), e.g. `*.json.gz`.", metavar="GLOB", split=False)
+    exclude_glob: tuple[str, ...] = setting(
+        (), "Never load keys matching one of these shell patterns (recorded as `filtered`), for a "
+        "producer's sidecars, e.g. `*ELBAccessLogTestFile` or `*/CloudTrail-Digest/*`.",
+        metavar="GLOB", split=False)
+    include_hidden: bool = setting(
+        False, "Load writers' artefacts too. By default a key with a folder or name below its "
+        "--prefix that starts with `_` (unless it holds `=`) or `.`, or ends `._COPYING_` or "
+        "`_$folder$`, or a key ending `/`, is recorded `filtered` and never read: Spark's rule for "
+        "hidden files, which covers `_temporary/` parts, `_SUCCESS` manifests, `.crc` sidecars, "
+        "`.spark-staging-*` and `__magic` folders.")
     head_threads: int = setting(16, "Parallel HEAD requests when checking planned objects.")
     buckets: tuple[str, ...] = setting(
         (), "Buckets whose objects are loaded and cleaned up (repeatable or comma list; default: "

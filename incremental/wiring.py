@@ -183,8 +183,7 @@ class Parts:
         caps = Caps(p.max_files, p.max_bytes, p.on_delete == "remove-rows", p.on_overwrite == "replace")
         return Loader(changelog=self.rows or ChangelogReader(self.changelog), store=self.store(),
                       reader=lazy_reader, target=self.target, ledger=self.ledger, caps=caps,
-                      filters=Bounded(filters or Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix,
-                                                         routed=cfg.routes.enabled), bounds_of(cfg)),
+                      filters=Bounded(filters or Filters.of(p, routed=cfg.routes.enabled), bounds_of(cfg)),
                       quarantine=self.quarantine,
                       on_missing_checkpoint=cfg.run.on_missing_checkpoint, hold=self.hold)
 
@@ -219,7 +218,7 @@ def build_cleanup(parts: Parts) -> Cleanup | None:
 
     p, t = cfg.plan, cfg.tables
     routes = routes_of(cfg) if cfg.routes.enabled else []
-    every = [r.filters for r in routes] or [Filters(p.prefix, p.suffix, p.regex, p.ignore_prefix)]
+    every = [r.filters for r in routes] or [Filters.of(p)]
     others = [(r.name, r.filters) for r in routes if r.config.tables.table != t.table]
     log_uri = t.ledger_uri.rstrip("/") + "_cleanup"
     probe = location(log_uri)  # the scratch object of the store's probe goes in the log's folder

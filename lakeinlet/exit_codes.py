@@ -45,9 +45,14 @@ CODES = (
 )
 """Every exit code, in order."""
 
-MODULES = {"lakeinlet-poll": "sources/job.py", "lakeinlet-load": "incremental/job.py",
-           "lakeinlet": "lakeinlet/dev/cli.py", "lakeinlet jars": "lakeinlet/jars.py"}
-"""Where each command's `return` statements are (paths in the source tree)."""
+LOAD_COMMANDS = ("backfill", "checkpoint_command", "cleanup", "maintain", "run", "status", "vacuum")
+MODULES: dict[str, tuple[str, ...]] = {
+    "lakeinlet-poll": ("sources/job.py",),
+    "lakeinlet-load": ("incremental/job.py", "incremental/console.py",
+                       *(f"incremental/commands/{m}.py" for m in LOAD_COMMANDS)),
+    "lakeinlet": ("lakeinlet/dev/cli.py",), "lakeinlet jars": ("lakeinlet/jars.py",)}
+"""Where each command's `return` statements are (paths in the source tree: the parser and dispatch,
+and the modules holding its command bodies)."""
 
 
 def codes_of(command: str) -> set[int]:

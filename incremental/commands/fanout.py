@@ -1,5 +1,6 @@
-"""`run` over routes: one batch per route in turn, so routes read the same changelog versions
-while they are cached; a failing route is reported and retried later without blocking the others."""
+"""`run`'s one loop: one batch per route in turn, so routes read the same changelog versions while
+they are cached; a failing route is reported and retried later without blocking the others. A single
+table is a run of one route (named "": its lines name no route), whose drain is one loader call."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ class RouteRun:
     total: Summary = field(default_factory=Summary)
     failures: int = 0
     error: str | None = None
+    exc: Exception | None = None
+    """The failure `error` describes (a single table's run raises it again at its end)."""
     retry_at: float = 0.0
     caught_up: bool = False
     in_drain: int = 0
@@ -59,7 +62,7 @@ class Fanout:
     threads: int = 1
     """Routes whose batches run at once (Spark runs their jobs side by side in one session)."""
 
-    def round(self, stopped: Callable[[], bool], retry: bool) -> None:
+    def round(self, stopped: Callable[[], bool], retry: bool, once: bool = False) -> None:
         """One batch of each route that is due (not caught up, not failed or waiting to retry),
         `threads` routes at a time."""
         due = [r for r in self.runs if not self._idle(r)
@@ -68,42 +71,79 @@ class Fanout:
             for run in due:
                 if stopped():
                     return
-                self._batch(run, stopped)
+                self._batch(run, stopped, once)
             return
         def one(run: RouteRun) -> None:
             if not stopped():
-                self._batch(run, stopped)
+                self._batch(run, stopped, once)
 
         with ThreadPoolExecutor(self.threads, thread_name_prefix="route") as pool:
             list(pool.map(one, due))
 
-    def _batch(self, run: RouteRun, stopped: Callable[[], bool]) -> None:
+    def _batch(self, run: RouteRun, stopped: Callable[[], bool], once: bool) -> None:
+        ask = self._ask(run, once)
+        hook: list[Exception] = []  # a failed `after_batch` ends the drain after its batch
+        def each(report: BatchReport) -> None:
+            self.progress(report, run.name)
+            self._after(run, hook)
+
+        def halt() -> bool:
+            return bool(hook) or stopped()
+
         try:
-            summary = run.loader.drain(1, lambda r: self.progress(r, run.name), stopped)
+            summary = run.loader.drain(max_batches=ask, progress=each, stopped=halt)
             run.total.add(summary)  # committed: counted even if `after_batch` fails
             run.in_drain += summary.batches
-            run.caught_up = summary.batches == 0
-            if run.after_batch is not None and (summary.batches or not run.synced):
-                run.after_batch()
-                run.synced = True
+            run.caught_up = not ask or summary.batches < ask
+            if not run.synced and not hook:
+                self._after(run, hook)
+            if hook:
+                raise hook[0]
         except Exception as exc:  # one table's failure stops that route only
-            run.failures += 1
-            run.error = str(exc) if isinstance(exc, TerminalError) else f"{type(exc).__name__}: {exc}"
-            pause = min(self.max_pause, self.interval * 2 ** (run.failures - 1))
-            run.retry_at = self.clock() + pause
+            self._failed(run, exc)
+            return
+        run.failures, run.error, run.exc = 0, None, None
+
+    def _ask(self, run: RouteRun, once: bool) -> int:
+        """Batches one loader call may run: one when routes take turns (or once), else the rest
+        of the drain (0: until caught up)."""
+        if once or len(self.runs) > 1:
+            return 1
+        return self.max_batches - run.in_drain if self.max_batches else 0
+
+    @staticmethod
+    def _after(run: RouteRun, hook: list[Exception]) -> None:
+        if run.after_batch is None:
+            return
+        try:
+            run.after_batch()
+            run.synced = True
+        except Exception as exc:
+            hook.append(exc)
+
+    def _failed(self, run: RouteRun, exc: Exception) -> None:
+        """A failed drain: retried after a pause doubling from --interval-seconds up to max_pause,
+        for as long as the run goes (logged as `route failed`, or `drain failed` for one table)."""
+        run.failures += 1
+        run.exc = exc
+        run.error = str(exc) if isinstance(exc, TerminalError) else f"{type(exc).__name__}: {exc}"
+        pause = min(self.max_pause, self.interval * 2 ** (run.failures - 1))
+        run.retry_at = self.clock() + pause
+        if run.name:
             logs.event(log, "route failed", level=logging.ERROR, route=run.name, error=run.error[:500],
                        failed_in_a_row=run.failures, retry_in_s=pause)
-            return
-        run.failures, run.error = 0, None
+        else:
+            logs.event(log, "drain failed", level=logging.WARNING, error=f"{type(exc).__name__}: {exc}",
+                       failed_in_a_row=run.failures, retry_in_s=pause)
 
     def drain(self, stopped: Callable[[], bool], once: bool = False) -> None:
         """Rounds until every route is caught up, failed once, or at --max-batches (a route that
         failed in an earlier drain is tried again)."""
         self._start_drain()
         for run in self.runs:
-            run.error, run.retry_at = None, 0.0
+            run.error, run.exc, run.retry_at = None, None, 0.0
         while not stopped():
-            self.round(stopped, retry=False)
+            self.round(stopped, retry=False, once=once)
             if once or all(self._idle(r) or r.error for r in self.runs):
                 return
 

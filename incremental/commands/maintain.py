@@ -3,15 +3,18 @@ command) or every N batches of a --continuous run; each format's way in its adap
 
 from __future__ import annotations
 
+import argparse
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakeinlet import logs
-from lakeinlet.errors import TerminalError
+from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.commands.checkpoint import mib
 from lakeinlet.incremental.ports import Compaction
+from lakeinlet.logs import say
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.wiring import Parts
@@ -86,3 +89,22 @@ class Every:
             return None
         logs.event(log, "maintain", **named, table=self.table, **fields(done))
         return done
+
+
+def cmd_maintain(parts: Parts, args: argparse.Namespace) -> int:
+    """Compact the table; a table that does not exist, or a compaction that kept losing to loader
+    commits, is an error on this table (the other routes' tables are still compacted)."""
+    if args.retention_hours < 1:
+        raise TerminalError(f"--retention-hours {args.retention_hours}: at least 1 hour, so that "
+                            "the history a running query or loader still reads is kept")
+    try:
+        done = maintain(parts, args.retention_hours, args.dry_run)
+    except (TerminalError, CommitConflict) as exc:
+        logs.event(log, "maintain failed", level=logging.ERROR, table=parts.target.uri, error=str(exc))
+        say(f"error: {exc}", file=sys.stderr)
+        return 2
+    logs.event(log, "maintain", table=parts.target.uri, dry_run=args.dry_run, **fields(done))
+    say(line(parts.target.uri, done, args.dry_run))
+    if args.dry_run:
+        say("dry run: nothing changed")
+    return 0

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 from datetime import datetime
 
 from lakeinlet.aws import client
+from lakeinlet.incremental.changelog_reader import require as require_changelog
 from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.wiring import Parts
+from lakeinlet.logs import say
 from lakeinlet.queues import queue_url_of, read_depths
 from lakeinlet.storage import absolute_local, delta_uri
 
@@ -49,3 +52,11 @@ def shown(uri: str) -> str:
     """One form for every format's table: an absolute path, or `s3://` (Delta keeps the path it
     was given, Hudi an absolute one, Iceberg the `s3a://` Spark writes)."""
     return delta_uri(absolute_local(uri))
+
+
+def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
+    if queues := queue_lines(parts, args.queue_url, args.dlq_url):
+        say("\n".join(queues))
+    require_changelog(parts.changelog)  # after the queues: a new deployment's events may be there
+    say("\n".join(table_lines(parts)))
+    return 0

@@ -108,7 +108,7 @@ def assert_chain(fresh: Parts, app_id: str) -> None:
 
 
 def assert_no_data_change(s3: Any, lake: str, fresh: Parts) -> None:
-    """Every compaction commit's files are added and removed with dataChange=false."""
+    """Every compaction commit is an OPTIMIZE whose files are added and removed with dataChange=false."""
     compactions = [c.version for c in fresh.target.commits() if c.operation == dm.COMPACT]
     assert compactions
     for version in compactions:
@@ -116,3 +116,4 @@ def assert_no_data_change(s3: Any, lake: str, fresh: Parts) -> None:
         actions = [json.loads(line) for line in body.decode().splitlines()]
         files = [a.get("add") or a.get("remove") for a in actions if "add" in a or "remove" in a]
         assert files and {f["dataChange"] for f in files} == {False}, version
+        assert [a["commitInfo"]["operation"] for a in actions if "commitInfo" in a] == ["OPTIMIZE"], version

@@ -87,7 +87,7 @@ def config(tmp_path: Path, **plan: Any) -> LoaderConfig:
 def test_keys_hadoop_rewrites_are_set_aside_before_any_head_beside_good_ones(tmp_path: Path) -> None:
     good = [("land", "json/a.json"), ("land", "json/x..json"), ("land", "json/.hidden/b.json")]
     bad = [("land", k) for k in REWRITTEN]
-    ledger, store, reader = drain(config(tmp_path, prefix=("json/",)), [*good, *bad])
+    ledger, store, reader = drain(config(tmp_path, prefix=("json/",), include_hidden=True), [*good, *bad])
     assert {k: ledger[k][0] for k in good} == dict.fromkeys(good, "loaded")
     for key, segment in REWRITTEN.items():
         status, reason = ledger[("land", key)]

@@ -342,12 +342,14 @@ def test_the_cleanup_command_does_one_pass_and_prints_its_counts(
 
 
 def test_run_cleans_up_after_each_drain_and_a_failed_pass_does_not_fail_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
+    import time
     from types import SimpleNamespace
 
-    from lakeinlet.incremental import job
     from lakeinlet.incremental.cleanup import CleanupReport
+    from lakeinlet.incremental.commands import run as run_command
+    from lakeinlet.incremental.console import Stop
     from lakeinlet.incremental.loader import Summary
 
     passes: list[str] = []
@@ -361,11 +363,11 @@ def test_run_cleans_up_after_each_drain_and_a_failed_pass_does_not_fail_it(
 
     drains = iter([Summary(batches=1), Summary(batches=0)])
     loader = SimpleNamespace(drain=lambda **_: next(drains))
-    monkeypatch.setattr(job, "build_cleanup", lambda parts: Passes())
-    monkeypatch.setattr(job.time, "sleep", lambda s: None)
+    monkeypatch.setattr(run_command, "build_cleanup", lambda parts: Passes())
+    monkeypatch.setattr(time, "sleep", lambda s: None)
     from lakeinlet.incremental.settings import LoaderConfig
 
-    stop = job.Stop()
+    stop = Stop()
     parts = SimpleNamespace(config=LoaderConfig(), loader=lambda: loader, register=lambda: None)
     real_pause = stop.pause
 
@@ -375,8 +377,8 @@ def test_run_cleans_up_after_each_drain_and_a_failed_pass_does_not_fail_it(
         real_pause(seconds)
 
     stop.pause = pause  # type: ignore[method-assign]
-    total = job._runs(parts, argparse.Namespace(drain=False, continuous=True), stop)  # type: ignore[arg-type]
-    assert passes == ["pass", "pass"] and total.batches == 1
+    run_command.cmd_run(parts, argparse.Namespace(drain=False, continuous=True), stop)  # type: ignore[arg-type]
+    assert passes == ["pass", "pass"] and "in 1 batches" in capsys.readouterr().out
 
 
 def test_with_routes_a_key_two_routes_load_is_shared_and_remove_rows_is_refused(

@@ -7,17 +7,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, TableFeatures
 from deltalake.transaction import RemoveAction
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import Position
 from lakeinlet.incremental.targets.delta import maintain as dm
+from lakeinlet.incremental.targets.delta import swap as sw
 from lakeinlet.incremental.targets.delta.files import data_files
 from lakeinlet.incremental.targets.delta.target import DeltaTarget, Staged
 
@@ -79,6 +81,11 @@ def test_small_files_become_one_per_partition_in_a_data_change_free_commit(tmp_p
     actions = log_actions(t, done.version)
     files = [a.get("add") or a.get("remove") for a in actions if "add" in a or "remove" in a]
     assert len(files) == 12 and {f["dataChange"] for f in files} == {False}  # type: ignore[index]
+    latest = DeltaTable(t.uri).history(1)[0]  # what DESCRIBE HISTORY shows: a rewrite, not an append
+    assert latest["operation"] == "OPTIMIZE" and latest["operationParameters"]["targetSize"] == str(MIB)
+    assert latest["operationMetrics"] == {"numRemovedFiles": "10", "numAddedFiles": "2",
+                                          "numRemovedBytes": str(done.bytes_before),
+                                          "numAddedBytes": str(done.bytes_after)}
     assert [a["txn"]["version"] for a in actions if "txn" in a] == [4]  # the checkpoint, as it was
     assert DeltaTable(t.uri).transaction_version("app") == 4
     assert t.checkpoint().position == Position(4) and t.batches_after(-1) == batches
@@ -134,7 +141,7 @@ def test_a_compaction_that_loses_to_a_loader_commit_commits_again(tmp_path: Path
     for n in range(3):
         load(t, n)
     pauses: list[float] = []
-    done = dm.compact_table(racing(t, lambda: load(loader, 3), 1), t.fs, t.root, t.uri, "app", MIB,
+    done = dm.compact_table(racing(t, lambda: load(loader, 3), 1), t.fs, t.root, t.store, t.uri, "app", MIB,
                             False, pauses.append)
     assert pauses == [dm.PAUSE] and done.rewritten == 6
     assert DeltaTable(t.uri).transaction_version("app") == 3 and t.checkpoint().position == Position(3)
@@ -148,9 +155,9 @@ def test_a_compaction_gives_up_after_losing_every_attempt(tmp_path: Path) -> Non
     batches = iter(range(2, 2 + dm.ATTEMPTS))
     pauses: list[float] = []
     with pytest.raises(CommitConflict, match="lost 4 commit races"):
-        dm.compact_table(racing(t, lambda: load(loader, next(batches)), dm.ATTEMPTS), t.fs, t.root, t.uri,
-                         "app", MIB, False, pauses.append)
-    assert pauses == [dm.PAUSE * i for i in range(1, dm.ATTEMPTS)]
+        dm.compact_table(racing(t, lambda: load(loader, next(batches)), dm.ATTEMPTS), t.fs, t.root, t.store,
+                         t.uri, "app", MIB, False, pauses.append)
+    assert pauses == [dm.PAUSE * 2 ** i for i in range(dm.ATTEMPTS - 1)]  # lakeinlet.retry's schedule
     assert not [c for c in t.commits() if c.operation == dm.COMPACT]
     assert not list((Path(t.root) / "data").glob("compact-*/*/*.parquet"))  # what it wrote is deleted
     assert len(ids(t)) == 4 * (2 + dm.ATTEMPTS)
@@ -169,7 +176,7 @@ def test_a_run_whose_file_a_loader_removed_meanwhile_is_dropped(tmp_path: Path) 
         loader._commit(dt, [RemoveAction(gone["path"], True, 0, gone["size_bytes"], {"customer": "c1"})],
                        Position(3), {})
 
-    done = dm.compact_table(racing(t, remove_a_c1_file, 1), t.fs, t.root, t.uri, "app", MIB, False,
+    done = dm.compact_table(racing(t, remove_a_c1_file, 1), t.fs, t.root, t.store, t.uri, "app", MIB, False,
                             lambda _: None)
     assert done.rewritten == 3 and dm.DROPPED.format(1) in done.detail
     assert len(ids(t)) == 10  # the removed rows stay removed
@@ -189,3 +196,53 @@ def test_columns_added_after_a_file_was_written_are_null_in_the_rewrite(tmp_path
 def test_no_table_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(TerminalError, match="no Delta table there yet"):
         target(tmp_path).compact(MIB, 168, dry_run=False)
+
+
+def test_partition_values_spark_escapes_compact_to_the_same_rows(tmp_path: Path) -> None:
+    t = DeltaTarget(str(tmp_path / "orders"), AwsSection(), "app", ("customer",))
+    for n, customer in enumerate(["a b%/c", "a b%/c", "ü=1"]):  # folders customer=a%20b%25%2Fc, …
+        folder = Path(t.root) / f"data/b{n}/customer={quote(customer, safe='=')}"
+        folder.mkdir(parents=True)
+        pq.write_table(pa.table({"order_id": [n], "_source_key": [f"k{n}"]}), folder / "part-00000.parquet")
+        t.publish(Staged(t, [], data_files(t.fs, t.root, f"data/b{n}", ["customer"]), Position(n - 1),
+                         Position(n), f"b{n}", SCHEMA))
+    done = t.compact(MIB, 168, dry_run=False)
+    assert (done.files_before, done.files_after) == (3, 2)
+    rows = DeltaTable(t.uri).to_pyarrow_table().to_pylist()
+    assert sorted((r["order_id"], r["customer"]) for r in rows) == [(0, "a b%/c"), (1, "a b%/c"), (2, "ü=1")]
+
+
+class TakenOnce:
+    """A store whose conditional PUT answers 'taken' once although it wrote (a retried PUT whose
+    first try landed)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+
+    def put(self, path: str, data: bytes) -> None:
+        self.files[path] = data
+
+    def put_if_absent(self, path: str, data: bytes) -> bool:
+        self.files[path] = data
+        return False
+
+    def get(self, path: str) -> bytes | None:
+        return self.files.get(path)
+
+
+def test_a_commit_found_already_there_is_ours_when_it_carries_our_id() -> None:
+    store = TakenOnce()
+    body = sw.commit_body(3, [], [], ("app", 4), {}, {}, "c0ffee")
+    assert sw.put(store, 4, body, "c0ffee")
+    assert not sw.put(store, 5, sw.commit_body(3, [], [], None, {}, {}, "other"), "mine")
+
+
+def test_a_table_whose_protocol_needs_more_is_refused_before_any_rewrite(tmp_path: Path) -> None:
+    t = target(tmp_path)
+    for n in range(2):
+        load(t, n)
+    DeltaTable(t.uri).alter.add_feature([TableFeatures.DeletionVectors],
+                                        allow_protocol_versions_increase=True)
+    with pytest.raises(TerminalError, match=r"writer feature.*deletionVectors.*delta-spark's OPTIMIZE"):
+        t.compact(MIB, 168, dry_run=False)
+    assert not list((Path(t.root) / "data").glob("compact-*"))

@@ -54,7 +54,8 @@ def test_a_widened_filter_is_said_until_a_reset_rereads_its_versions(
         ev = ObjectEvent("b", f"all/k{v}", "ObjectCreated:Put", NOW, 10, f"e{v}")
         cl.append([ReceivedEvent(ev, f"m{v}", NOW, f"p{v}")], {"poll_batch": f"p{v}"})
     target = DeltaTarget(str(tmp_path / "t"), AwsSection(), "app")
-    plan = SimpleNamespace(buckets=(), prefix=("orders/",), suffix=(), regex=None, ignore_prefix=())
+    plan = SimpleNamespace(buckets=(), prefix=("orders/",), suffix=(), regex=None, ignore_prefix=(),
+                           include_glob=(), exclude_glob=(), include_hidden=False)
     parts = Parts(SimpleNamespace(plan=plan), cl, None, None, target, route="orders")
     assert parts.record_filters() is None  # a new table: nothing planned yet
     batch(target, Position(-1), Position(1), "o1")

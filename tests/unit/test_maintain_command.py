@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, cast
@@ -15,7 +16,10 @@ import pytest
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental import job
 from lakeinlet.incremental.commands import maintain as mt
+from lakeinlet.incremental.commands import run as run_command
+from lakeinlet.incremental.commands.between_drains import maintaining
 from lakeinlet.incremental.commands.fanout import RouteRun
+from lakeinlet.incremental.console import Stop
 from lakeinlet.incremental.loader import Summary
 from lakeinlet.incremental.model import Position
 from lakeinlet.incremental.ports import Compaction
@@ -71,7 +75,7 @@ def test_the_line_says_files_and_bytes_before_and_after_and_the_commit() -> None
 def test_the_command_compacts_to_the_tables_file_size(capsys: pytest.CaptureFixture[str]) -> None:
     target = Recording([DONE])
     parts = parts_of(target, mb=64)
-    assert job.cmd_maintain(parts, args(hours=24)) == 0
+    assert mt.cmd_maintain(parts, args(hours=24)) == 0
     assert target.calls == [(64 * mt.MIB, 24, False)]
     assert parts.repairs == [1]  # the ledger holds every commit before any history is expired
     assert capsys.readouterr().out == mt.line(target.uri, DONE, False) + "\n"
@@ -80,32 +84,32 @@ def test_the_command_compacts_to_the_tables_file_size(capsys: pytest.CaptureFixt
 def test_a_dry_run_says_nothing_changed(capsys: pytest.CaptureFixture[str]) -> None:
     target = Recording([Compaction(4, 40, 1, 40, 4)])
     parts = parts_of(target)
-    assert job.cmd_maintain(parts, args(dry_run=True)) == 0
+    assert mt.cmd_maintain(parts, args(dry_run=True)) == 0
     assert target.calls[0][2] is True and parts.repairs == []
     assert capsys.readouterr().out.splitlines()[-1] == "dry run: nothing changed"
 
 
 def test_a_table_not_there_yet_is_an_error_on_that_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert job.cmd_maintain(parts_of(MemoryTarget()), args()) == 2
+    assert mt.cmd_maintain(parts_of(MemoryTarget()), args()) == 2
     assert "error: --table memory://orders: no table there yet, nothing to compact" in capsys.readouterr().err
 
 
 def test_a_compaction_that_kept_losing_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     target = Recording([CommitConflict("compaction of t lost 4 commit races")])
-    assert job.cmd_maintain(parts_of(target), args()) == 2
+    assert mt.cmd_maintain(parts_of(target), args()) == 2
     assert "error: compaction of t lost 4 commit races" in capsys.readouterr().err
 
 
 def test_a_retention_under_an_hour_is_refused() -> None:
     with pytest.raises(TerminalError, match="at least 1 hour"):
-        job.cmd_maintain(parts_of(Recording([DONE])), args(hours=0.5))
+        mt.cmd_maintain(parts_of(Recording([DONE])), args(hours=0.5))
 
 
 def test_the_command_line_parses_maintain() -> None:
     ns = job.build_parser().parse_args(["maintain", "--table", "t", "--changelog", "c", "--dry-run",
                                         "--target-file-mb", "32", "--master", "local[1]"])
     assert (ns.command, ns.dry_run, ns.retention_hours) == ("maintain", True, mt.RETENTION_HOURS)
-    assert job.COMMANDS["maintain"] is job.cmd_maintain
+    assert job.COMMANDS["maintain"] is mt.cmd_maintain
 
 
 def test_the_memory_target_compacts_without_moving_the_checkpoint() -> None:
@@ -131,13 +135,14 @@ def test_every_n_batches_compacts_once_n_more_are_committed(caplog: pytest.LogCa
 
 
 class Drains:
-    def __init__(self, batches: list[int]) -> None:
-        self.batches = iter(batches)
+    def __init__(self, batches: list[int], stop: Stop) -> None:
+        self.batches, self.stop = iter(batches), stop
 
     def drain(self, **_: Any) -> Summary:
         n = next(self.batches, None)
-        if n is None:
-            raise TerminalError("end of the script")
+        if n is None:  # the end of the script
+            self.stop.requested = True
+            return Summary()
         return Summary(batches=n)
 
     def repair(self) -> int:
@@ -145,25 +150,24 @@ class Drains:
 
 
 def test_a_continuous_run_compacts_every_n_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(job.time, "sleep", lambda _: None)
+    monkeypatch.setattr(time, "sleep", lambda _: None)
     target = Recording([DONE, DONE])
     parts = parts_of(target, every=4)
     parts.config = LoaderConfig(tables=parts.config.tables, run=RunSection(maintain_every=4),
                                 cleanup=CleanupSection())
-    drains = Drains([2, 1, 0, 3, 2, 1, 1])
+    stop = Stop()
+    drains = Drains([2, 1, 0, 3, 2, 1, 1], stop)
     run = SimpleNamespace(**(vars(parts) | {"loader": lambda: drains}), register=lambda: None)
-    with pytest.raises(TerminalError, match="end of the script"):
-        job.cmd_run(run, argparse.Namespace(drain=False, continuous=True))
+    run_command.cmd_run(cast(Any, run), argparse.Namespace(drain=False, continuous=True), stop)
     assert len(target.calls) == 2  # after 6 batches (2+1+0+3), then after 10 (… +2+1+1)
 
 
 def test_routes_compact_after_a_drain_once_they_committed_n_more_batches() -> None:
     targets = [Recording([DONE]), Recording([DONE], uri="s3://lake/other")]
     parts = [parts_of(t, every=2) for t in targets]
-    routes = [SimpleNamespace(name="a"), SimpleNamespace(name="b")]
     runs = [RouteRun("a", cast(Any, None)), RouteRun("b", cast(Any, None))]
     drains: list[int] = []
-    after = job.maintaining(parts, cast(Any, routes), runs, drains.append)
+    after = maintaining(cast(Any, parts), runs, drains.append)
     runs[0].total.batches, runs[1].total.batches = 2, 1
     after(1)
     runs[1].total.batches = 2

@@ -359,13 +359,13 @@ def test_the_periodic_backfill_lists_each_routes_prefixes_every_n_drains(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    from lakeinlet.incremental import job
     from lakeinlet.incremental.bounds import Bounds
+    from lakeinlet.incremental.commands import between_drains
 
     calls: list[tuple[str, str]] = []
-    monkeypatch.setattr(job.bf, "backfill",
+    monkeypatch.setattr(between_drains.bf, "backfill",
                         lambda store, changelog, ledger, bucket, prefix, own: calls.append((bucket, prefix)))
-    monkeypatch.setattr(job, "bounds_of", lambda config: Bounds())
+    monkeypatch.setattr(between_drains, "bounds_of", lambda config: Bounds())
     run = SimpleNamespace(backfill_every=2, backfill_bucket="land")
 
     def route(*prefixes: str) -> Any:
@@ -374,5 +374,5 @@ def test_the_periodic_backfill_lists_each_routes_prefixes_every_n_drains(
         return SimpleNamespace(config=config, store=lambda: None, changelog=None, ledger=None)
 
     for drains in (1, 2, 3):
-        job.backfill_routes([route("a/", "b/"), route()], drains)
+        between_drains.backfill_routes([route("a/", "b/"), route()], drains)
     assert calls == [("land", "a/"), ("land", "b/"), ("land", "")]  # the 2nd drain only

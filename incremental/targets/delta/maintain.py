@@ -17,14 +17,15 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
-from deltalake.exceptions import CommitFailedError
-from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
 from lakeinlet import logs
-from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.changelog.log_store import LogStore
+from lakeinlet.errors import CommitConflict, TerminalError, TransientError
 from lakeinlet.incremental.ports import Compaction
 from lakeinlet.incremental.targets import commits as tc
+from lakeinlet.incremental.targets.delta import swap as sw
 from lakeinlet.incremental.targets.delta.files import DataFile, footer_stats, partition_values
+from lakeinlet.retry import transient
 
 log = logging.getLogger("lakeinlet.loader")
 COMPACT = "compact"
@@ -32,7 +33,7 @@ COMPACT = "compact"
 ATTEMPTS = 4
 """Commits tried before giving up when loader commits keep winning."""
 PAUSE = 2.0
-"""Seconds before the second attempt (then twice, three times as long)."""
+"""Seconds before the second attempt (then twice as long each time)."""
 THREADS = 4
 FLUSH_BYTES = 64 * 1024 * 1024
 """Rows buffered per row group: few large row groups, as Spark writes them, not one per source file."""
@@ -41,8 +42,8 @@ DROPPED = "dropped {} rewritten runs whose files a loader commit removed meanwhi
 
 @dataclass(frozen=True)
 class Live:
-    """A data file of the table as the log lists it, with its partition folders (`col=value/…`,
-    as Spark wrote and escaped them)."""
+    """A data file of the table as the log lists it (`path` URI-encoded, as logged), with its
+    partition folders on storage (`col=value/…`, as Spark wrote and escaped them)."""
 
     path: str
     size: int
@@ -55,27 +56,29 @@ class Rewritten:
     file: DataFile
 
 
-def compact_table(latest: Callable[[], DeltaTable | None], fs: pafs.FileSystem, root: str, uri: str,
-                  app_id: str, target_bytes: int, dry_run: bool,
+def compact_table(latest: Callable[[], DeltaTable | None], fs: pafs.FileSystem, root: str, store: LogStore,
+                  uri: str, app_id: str, target_bytes: int, dry_run: bool,
                   sleep: Callable[[float], None] = time.sleep) -> Compaction:
     """Rewrite runs of small files (each partition, in write order) into files of at most about
-    `target_bytes`, and commit the swap with dataChange=false: no row changes, readers of the
-    change feed and the loader's history see nothing new.
+    `target_bytes`, and commit the swap as an OPTIMIZE with dataChange=false: no row changes,
+    readers of the change feed and the loader's history see nothing new.
 
     The commit repeats the loader's `txn` at its current value. delta-rs lets a data-changing
     removal commit over a file a concurrent dataChange=false commit removed (the removed rows
-    would live on in the rewritten file); with the `txn` in both, delta-rs fails whichever
-    commits second (ConcurrentTransaction): a losing loader re-plans its batch; a losing
-    compaction keeps what it wrote, drops the runs whose files changed, and commits again.
+    would live on in the rewritten file); with the `txn` in the compaction's commit, delta-rs
+    fails a loader commit read before it (ConcurrentTransaction) and the loader re-plans its
+    batch. A compaction that finds its version taken keeps what it wrote, drops the runs whose
+    files changed, and commits again after the newest version.
 
     Raises:
-        TerminalError: there is no table at `uri`.
+        TerminalError: there is no table at `uri`, or its protocol needs more than this writes.
         CommitConflict: loader commits won `ATTEMPTS` times in a row (what it wrote is deleted;
             a rewrite that fails half way leaves its files to `vacuum`).
     """
     dt = latest()
     if dt is None:
         raise TerminalError(f"{uri}: no Delta table there yet: nothing to compact")
+    _check_writable(dt, uri)
     partition_by = _columns(dt)
     runs = plan(live_files(dt, partition_by), target_bytes)
     if dry_run or not runs:
@@ -85,7 +88,7 @@ def compact_table(latest: Callable[[], DeltaTable | None], fs: pafs.FileSystem, 
     with ThreadPoolExecutor(THREADS) as pool:
         done = list(pool.map(lambda run: Rewritten(tuple(run), rewrite(fs, root, run, schema, folder,
                                                                         partition_by)), runs))
-    return _commit_until_won(latest, fs, root, uri, app_id, done, folder, sleep)
+    return _commit_until_won(_Swap(latest, fs, root, store, uri, app_id, folder, target_bytes, done), sleep)
 
 
 def live_files(dt: DeltaTable, partition_by: Sequence[str]) -> list[Live]:
@@ -96,7 +99,7 @@ def live_files(dt: DeltaTable, partition_by: Sequence[str]) -> list[Live]:
                t.column("size_bytes").to_pylist(), strict=True)
     out = []
     for _, path, size in sorted(rows):
-        folder = _partition_folder(path, partition_by)
+        folder = _partition_folder(sw.storage_path(path), partition_by)
         if folder is not None:
             out.append(Live(path, int(size), folder))
     return out
@@ -134,7 +137,7 @@ def rewrite(fs: pafs.FileSystem, root: str, run: Sequence[Live], schema: pa.Sche
             pq.ParquetWriter(sink, schema, compression="snappy") as writer:
         buffered: list[pa.RecordBatch] = []
         for f in run:
-            with fs.open_input_file(f"{root}/{f.path}") as source:
+            with fs.open_input_file(f"{root}/{sw.storage_path(f.path)}") as source:
                 for batch in pq.ParquetFile(source).iter_batches():
                     buffered.append(conform(batch, schema))
                     if sum(b.nbytes for b in buffered) >= FLUSH_BYTES:
@@ -163,62 +166,88 @@ def _flush(writer: pq.ParquetWriter, buffered: list[pa.RecordBatch], schema: pa.
         buffered.clear()
 
 
-def _commit_until_won(latest: Callable[[], DeltaTable | None], fs: pafs.FileSystem, root: str, uri: str,
-                      app_id: str, done: list[Rewritten], folder: str,
-                      sleep: Callable[[float], None]) -> Compaction:
-    """Commit the rewritten runs whose files are all still live, against the newest version;
+class _Lost(TransientError):
+    """Another writer committed the version the compaction meant to take."""
+
+
+@dataclass
+class _Swap:
+    """What one compaction carries from commit attempt to commit attempt."""
+
+    latest: Callable[[], DeltaTable | None]
+    fs: pafs.FileSystem
+    root: str
+    store: LogStore
+    uri: str
+    app_id: str
+    folder: str
+    target_bytes: int
+    done: list[Rewritten]
+    dropped: int = 0
+    attempts: int = 0
+
+
+def _commit_until_won(swap: _Swap, sleep: Callable[[float], None]) -> Compaction:
+    """Commit the rewritten runs whose files are all still live, as the version after the newest;
     after a lost race, pause and try again (a commit, not the rewrite)."""
-    dropped = 0
-    for attempt in range(1, ATTEMPTS + 1):
-        dt = latest()
-        assert dt is not None  # a table is never dropped by lakeinlet
-        kept = _still_live(dt, fs, root, done)
-        _discard(fs, root, [r for r in done if r not in kept])
-        dropped, done = dropped + len(done) - len(kept), kept
-        if not done:
-            return _nothing(dt, DROPPED.format(dropped))
-        try:
-            return _commit(dt, app_id, done, folder, dropped)
-        except CommitFailedError as exc:
-            logs.event(log, "compaction lost a commit race", level=logging.WARNING, table=uri,
-                       attempt=attempt, error=str(exc)[:300])
-            if attempt == ATTEMPTS:
-                _discard(fs, root, done)
-                raise CommitConflict(f"compaction of {uri} lost {ATTEMPTS} commit races to loader "
-                                     "commits in a row: nothing changed; run it again") from exc
-            sleep(PAUSE * attempt)
-    raise AssertionError("unreachable")
+    try:
+        retrying = transient(ATTEMPTS, sleep=sleep, on=_Lost, first_wait=PAUSE, max_wait=PAUSE * 4)
+        return retrying(_attempt, swap)
+    except _Lost as exc:
+        _discard(swap.fs, swap.root, swap.done)
+        raise CommitConflict(f"compaction of {swap.uri} lost {ATTEMPTS} commit races to loader "
+                             "commits in a row: nothing changed; run it again") from exc
 
 
-def _commit(dt: DeltaTable, app_id: str, done: list[Rewritten], folder: str, dropped: int) -> Compaction:
-    live = _usage(dt)
-    now = int(time.time() * 1000)
-    sources = [f for r in done for f in r.sources]
-    actions: list[AddAction | RemoveAction] = [
-        RemoveAction(f.path, False, now, f.size, partition_values(f.path, _columns(dt))) for f in sources]
-    actions += [AddAction(r.file.path, r.file.size, r.file.partition_values, r.file.modification_time,
-                          False, r.file.stats) for r in done]
-    txn = dt.transaction_version(app_id)  # None: no loader commit yet, so none to race with
-    meta = {"operation": COMPACT, "folder": folder, "rewritten": str(len(sources)), "written": str(len(done))}
-    props = CommitProperties(app_transactions=None if txn is None else [Transaction(app_id, int(txn))],
-                             custom_metadata=tc.prefixed(meta))
-    dt.create_write_transaction(actions, mode="append", schema=pa.schema(dt.schema().to_arrow()),
-                                partition_by=_columns(dt) or None, commit_properties=props)
-    removed, added = sum(f.size for f in sources), sum(r.file.size for r in done)
-    detail = f"{len(done)} files written under {folder}/; the replaced files stay until `vacuum`"
-    return Compaction(live[0], live[1], live[0] - len(sources) + len(done), live[1] - removed + added,
-                      len(sources), _version_of(dt, folder),
-                      detail + ("; " + DROPPED.format(dropped) if dropped else ""))
+def _attempt(swap: _Swap) -> Compaction:
+    dt = swap.latest()
+    assert dt is not None  # a table is never dropped by lakeinlet
+    _check_writable(dt, swap.uri)
+    kept = _still_live(dt, swap.fs, swap.root, swap.done)
+    _discard(swap.fs, swap.root, [r for r in swap.done if r not in kept])
+    swap.dropped, swap.done = swap.dropped + len(swap.done) - len(kept), kept
+    if not kept:
+        return _nothing(dt, DROPPED.format(swap.dropped))
+    version, commit_id = int(dt.version()) + 1, uuid.uuid4().hex
+    if sw.put(swap.store, version, _body(dt, swap, commit_id), commit_id):
+        return _made(dt, swap, version)
+    swap.attempts += 1
+    logs.event(log, "compaction lost a commit race", level=logging.WARNING, table=swap.uri,
+               attempt=swap.attempts, error=f"version {version} was committed by another writer first")
+    raise _Lost(f"{swap.uri}: version {version} was committed by another writer first")
 
 
-def _version_of(dt: DeltaTable, folder: str) -> int:
-    """The version of the compaction commit that wrote `folder` (a loader may have committed since)."""
-    dt.update_incremental()
-    for limit in (4, 64, None):
-        for h in dt.history(limit):
-            if tc.unprefixed(h).get("folder") == folder:
-                return int(h["version"])
-    raise AssertionError(f"the compaction commit of {folder} is not in the table's history")
+def _body(dt: DeltaTable, swap: _Swap, commit_id: str) -> bytes:
+    columns = _columns(dt)
+    removed = [sw.FileChange(sw.storage_path(f.path), f.size,
+                             partition_values(sw.storage_path(f.path), columns))
+               for r in swap.done for f in r.sources]
+    added = [sw.FileChange(r.file.path, r.file.size, r.file.partition_values, r.file.modification_time,
+                           r.file.stats) for r in swap.done]
+    txn = dt.transaction_version(swap.app_id)  # None: no loader commit yet, so none to race with
+    meta = {"operation": COMPACT, "folder": swap.folder, "rewritten": str(len(removed)),
+            "written": str(len(added))}
+    return sw.commit_body(int(dt.version()), removed, added,
+                          None if txn is None else (swap.app_id, int(txn)),
+                          {"predicate": "[]", "targetSize": str(swap.target_bytes)}, tc.prefixed(meta),
+                          commit_id)
+
+
+def _made(dt: DeltaTable, swap: _Swap, version: int) -> Compaction:
+    files, size = _usage(dt)
+    sources = [f for r in swap.done for f in r.sources]
+    removed, added = sum(f.size for f in sources), sum(r.file.size for r in swap.done)
+    detail = f"{len(swap.done)} files written under {swap.folder}/; the replaced files stay until `vacuum`"
+    return Compaction(files, size, files - len(sources) + len(swap.done), size - removed + added,
+                      len(sources), version,
+                      detail + ("; " + DROPPED.format(swap.dropped) if swap.dropped else ""))
+
+
+def _check_writable(dt: DeltaTable, uri: str) -> None:
+    problem = sw.unwritable(dt)
+    if problem:
+        raise TerminalError(f"{uri}: lakeinlet cannot compact a table with {problem}: "
+                            "compact it with delta-spark's OPTIMIZE instead")
 
 
 def _still_live(dt: DeltaTable, fs: pafs.FileSystem, root: str, done: list[Rewritten]) -> list[Rewritten]:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -18,6 +19,7 @@ from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Tra
 
 from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import AwsSection
+from lakeinlet.changelog.log_store import LogStore, store_for
 from lakeinlet.delta_io import LatestTable
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import (
@@ -83,12 +85,18 @@ class DeltaTarget:
         self._options = storage_options(aws, self.uri)
         self._latest = LatestTable(self.uri, self._options)
         self.fs, self.root = filesystem(self.uri, aws)
+        self._aws = aws
         self._spark = spark
         self.file_bytes = file_bytes
         self._seen: Checkpoint | None = None
 
     def table(self) -> DeltaTable | None:
         return self._latest.get()
+
+    @cached_property
+    def store(self) -> LogStore:
+        """The table's files for a commit written by hand (compaction's), made when first needed."""
+        return store_for(self.uri, self._aws)
 
     def schema(self) -> pa.Schema | None:
         dt = self.table()
@@ -305,8 +313,8 @@ class DeltaTarget:
         """Each partition's small files rewritten into files of about `target_file_bytes`, in a
         dataChange=false commit (see `maintain.compact_table`); the replaced files stay for time
         travel until `vacuum` (`retention_hours` is vacuum's: a compaction deletes nothing)."""
-        return compact_table(self.table, self.fs, self.root, self.uri, self.app_id, target_file_bytes,
-                             dry_run)
+        return compact_table(self.table, self.fs, self.root, self.store, self.uri, self.app_id,
+                             target_file_bytes, dry_run)
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Files the log does not reference (a crashed or losing batch's folder, removed files),
