@@ -18,7 +18,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Tests and the demo keep Spark's driver on loopback (override for a real cluster).
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install jars demo test test-spark4 test-all lint unit bench bench-lines chaos docs docs-check checkov terraform clean
+.PHONY: install jars demo test test-spark4 test-all lint unit bench bench-smoke bench-lines chaos docs docs-check checkov terraform clean
 
 install: $(STAMP)
 
@@ -57,6 +57,8 @@ lint: install docs-check
 	ln -s $(CURDIR)/lakeinlet/* .mypy-tree/lakeinlet/
 	ln -s $(CURDIR)/sources .mypy-tree/lakeinlet/sources && ln -s $(CURDIR)/incremental .mypy-tree/lakeinlet/incremental
 	cd .mypy-tree && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p lakeinlet
+	@# The benchmarks import their siblings (loader_common, _localstack) and the package as installed.
+	MYPYPATH=$(CURDIR)/.mypy-tree:$(CURDIR)/bench $(BIN)/mypy --config-file pyproject.toml bench
 
 $(TOOLS)/bin/checkov:
 	$(PYTHON) -m venv $(TOOLS)
@@ -109,6 +111,11 @@ bench: install jars
 	$(BIN)/python bench/lineage_rows.py --quick
 	$(BIN)/python bench/routes.py --quick
 	$(BIN)/python bench/compaction.py --quick
+
+# Every benchmark once on tiny inputs in one process: that each still runs (figures mean nothing);
+# tests/integration/test_bench_smoke.py runs it in `make test`.
+bench-smoke: install jars
+	$(BIN)/python bench/smoke.py
 
 # The loader against plain Spark per format on each Spark line, one after the other in one run.
 bench-lines: install jars $(STAMP4)

@@ -121,10 +121,12 @@ def main() -> None:
     loader's first batch and in a running loader's later batches with 10 new versions each."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="100,000 events in 500 commits")
+    parser.add_argument("--commits", type=int, default=0, help="changelog commits (overrides --quick)")
+    parser.add_argument("--per-commit", type=int, default=200, help="events per commit (default 200)")
     add_json_flag(parser)
     args = parser.parse_args()
     report = Run("Event source")
-    commits, per_commit = (500, 200) if args.quick else (5000, 200)
+    commits, per_commit = args.commits or (500 if args.quick else 5000), args.per_commit
     print(f"load average at start: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         long, short = f"{tmp}/changelog", f"{tmp}/short"

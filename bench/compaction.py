@@ -15,7 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -73,7 +73,7 @@ def measure(side: Side, parts: Parts, repeat: int) -> Side:
 
 def load(spark: Any, config: Any, file_bytes: int) -> tuple[Parts, float, int]:
     parts = build(config, spark)
-    parts.target.file_bytes = file_bytes
+    cast(Any, parts.target).file_bytes = file_bytes
     t0, done = time.perf_counter(), 0
     loader = parts.loader()
 

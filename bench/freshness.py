@@ -62,7 +62,9 @@ def run_format(stack: Any, aws: AwsSection, fmt: str, minutes: float, rate: floa
     """(seconds from the jobs' start to the warm-up object's rows, latencies of the others)."""
     table, catalog = f"s3a://lake/{fmt}", f"jdbc:sqlite:{work}/catalog-{fmt}.db"
     procs = jobs(stack, table, fmt, catalog, work)
-    s3, puts, seen, stop = client("s3", aws), {}, {}, threading.Event()
+    s3, stop = client("s3", aws), threading.Event()
+    puts: dict[str, float] = {}
+    seen: dict[str, float] = {}
     options = {"iceberg_catalog_uri": catalog} if fmt == "iceberg" else {}
     reader = threading.Thread(target=watch, args=(Watched(table, aws, fmt, options), seen, stop), daemon=True)
     reader.start()

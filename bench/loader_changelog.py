@@ -58,10 +58,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="10 vs 200 commits")
     ap.add_argument("--per-commit", type=int, default=20, help="events per changelog commit")
+    ap.add_argument("--sizes", default="", help="comma list of changelog commit counts (overrides --quick)")
     add_json_flag(ap)
     args = ap.parse_args()
     report = Run("Loader")
-    sizes = (10, 200) if args.quick else (10, 1000)
+    sizes = tuple(int(s) for s in args.sizes.split(",") if s) or ((10, 200) if args.quick else (10, 1000))
     with stack() as (_, aws, _spark):
         results = {}
         for n in sizes:

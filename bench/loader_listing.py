@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from typing import Any
 
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 from report import Run, add_json_flag
@@ -14,7 +15,7 @@ from lakeinlet.dev.samples import SCHEMA_DDL, make_files
 from lakeinlet.incremental.wiring import build
 
 
-def stream_once(spark, src: str, out: str, checkpoint: str) -> float:  # type: ignore[no-untyped-def]
+def stream_once(spark: Any, src: str, out: str, checkpoint: str) -> float:
     def run() -> None:
         q = (spark.readStream.schema(SCHEMA_DDL).option("pathGlobFilter", "*.parquet").parquet(src)
              .writeStream.format("parquet").option("checkpointLocation", checkpoint)
@@ -23,7 +24,7 @@ def stream_once(spark, src: str, out: str, checkpoint: str) -> float:  # type: i
     return timed(run)[0]
 
 
-def one_size(aws, spark, existing: int, new: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def one_size(aws: Any, spark: Any, existing: int, new: int) -> tuple[float, float]:
     landing, lake = bucket(aws, "land"), bucket(aws, "lake")
     fill_s, _ = timed(lambda: put_many(aws, landing, [(f"data/old-{i:06d}.json", b"{}\n")
                                                       for i in range(existing)], threads=32))
@@ -51,18 +52,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="1k vs 5k existing objects")
     ap.add_argument("--sizes", default="", help="comma list of existing-object counts")
+    ap.add_argument("--new", type=int, default=100, help="new objects to ingest (default 100)")
     add_json_flag(ap)
     args = ap.parse_args()
     report = Run("Loader")
     sizes = [int(s) for s in args.sizes.split(",") if s] or ([1000, 5000] if args.quick else [1000, 20000])
     with stack() as (_, aws, spark):
         spark.read.schema(SCHEMA_DDL).json(spark.sparkContext.parallelize([])).count()  # warm-up
-        results = {n: one_size(aws, spark, n, 100) for n in sizes}
+        results = {n: one_size(aws, spark, n, args.new) for n in sizes}
         lo, hi = sizes[0], sizes[-1]
         print(f"growth {lo} → {hi} existing objects: file stream {results[hi][0] / results[lo][0]:.2f}x, "
               f"loader {results[hi][1] / results[lo][1]:.2f}x")
         for n, (stream_s, load_s) in results.items():
-            report.row(f"100 new objects under a prefix that holds {n:,} (moto over s3a)",
+            report.row(f"{args.new} new objects under a prefix that holds {n:,} (moto over s3a)",
                        f"the loader (changelog events, no listing): {load_s:.2f} s",
                        f"Spark's file-stream source (lists the prefix): {stream_s:.2f} s",
                        f"stream/loader {stream_s / load_s:.2f}x", stream_s=stream_s, loader_s=load_s)

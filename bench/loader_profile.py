@@ -11,7 +11,8 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from loader_common import bucket, loader_config, put_many, record, stack, timed
 from loader_throughput import Width, plain_write, warm_up, widths
@@ -58,7 +59,7 @@ def step_timer(spent: dict[str, list[float]]) -> Iterator[None]:
                     spent[_k].append(time.perf_counter() - t0)
 
             setattr(owner, method, wrapper)
-            undo.append(lambda o=owner, m=method, f=original: setattr(o, m, f))
+            undo.append(partial(setattr, owner, method, original))
     try:
         yield
     finally:
@@ -130,7 +131,7 @@ def round_of(spark: Any, aws: Any, fmt: str, width: Width, uri: str, loader_firs
     parts = build(loader_config(aws, lake, "orders", target=fmt, iceberg_uri=uri, schema=width.ddl,
                                 max_files=10_000), spark)
     if fmt == "iceberg":
-        parts.target.session()
+        cast(Any, parts.target).session()
     plain_write(spark, fmt, [f"s3a://{landing}/{width.seed.key}"], lake, "metadata", width.ddl)
     record(parts.changelog, events[:1])
     parts.loader().drain()
@@ -150,7 +151,7 @@ def round_of(spark: Any, aws: Any, fmt: str, width: Width, uri: str, loader_firs
                 side_parts = build(loader_config(aws, other, "orders", target=fmt, iceberg_uri=uri,
                                                  schema=width.ddl, max_files=10_000), spark)
                 if fmt == "iceberg":
-                    side_parts.target.session()
+                    cast(Any, side_parts.target).session()
                 record(side_parts.changelog, events[:1])
                 side_parts.loader().drain()
                 _, last = stages_after(spark, last)

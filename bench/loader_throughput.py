@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from unittest.mock import patch
 
 import pyspark
@@ -37,7 +37,7 @@ GOALS = {"delta": 0.95, "iceberg": 0.95, "hudi": 0.9}
 """Per format, the loader's speed over the hand-written baseline's (baseline time / loader time)
 to reach on the wide rows."""
 GOAL_WIDTH = "wide"
-SIDES = {"plain": False, "baseline": "metadata"}
+SIDES: dict[str, bool | str] = {"plain": False, "baseline": "metadata"}
 """The Spark sides of a pair, by the `lineage` they pass to `plain_write`."""
 
 
@@ -117,7 +117,7 @@ def warm_up(spark: Any, aws: Any, fmt: str, iceberg_uri: str) -> None:
     events = put_many(aws, landing, [(f.key, f.body) for f in files])
     parts = build(loader_config(aws, lake, "orders", target=fmt, iceberg_uri=iceberg_uri), spark)
     if fmt == "iceberg":
-        parts.target.session()
+        cast(Any, parts.target).session()
     plain_write(spark, fmt, [f"s3a://{landing}/{f.key}" for f in files], lake)
     plain_write(spark, fmt, [f"s3a://{landing}/{f.key}" for f in files], lake, "metadata")
     record(parts.changelog, events[:2])
@@ -155,7 +155,7 @@ def run_pair(spark: Any, aws: Any, fmt: str, width: Width, iceberg_uri: str,
     parts = build(loader_config(aws, lake, "orders", target=fmt, iceberg_uri=iceberg_uri,
                                 schema=width.ddl, max_files=10_000), spark)
     if fmt == "iceberg":
-        parts.target.session()  # configures the `lakeinlet` catalog the plain writes use too
+        cast(Any, parts.target).session()  # configures the `lakeinlet` catalog the plain writes use too
     for lineage in SIDES.values():
         plain_write(spark, fmt, [f"s3a://{landing}/{width.seed.key}"], lake, lineage, width.ddl)
     record(parts.changelog, events[:1])
@@ -191,7 +191,7 @@ def fixed_cost(spark: Any, aws: Any, fmt: str, iceberg_uri: str,
     events = put_many(aws, landing, [(f.key, f.body) for f in tiny])
     parts = build(loader_config(aws, lake, "orders", target=fmt, iceberg_uri=iceberg_uri), spark)
     if fmt == "iceberg":
-        parts.target.session()
+        cast(Any, parts.target).session()
     plain = [plain_write(spark, fmt, [f"s3a://{landing}/{f.key}"], lake) for f in tiny[:3]]
     reports = []
     for e in events:

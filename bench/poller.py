@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,25 @@ from lakeinlet.sources.memory import InMemoryQueue  # noqa: E402
 from lakeinlet.sources.poller import Poller, PollerSettings  # noqa: E402
 from lakeinlet.sources.ports import EntryFailure, Message, Queue  # noqa: E402
 from lakeinlet.sources.sqs import SqsQueue  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Messages per stage: in process (and its alternating pairs, and the smaller batches' runs),
+    with latency, on moto, on LocalStack."""
+
+    inproc: int
+    rounds: int
+    small: tuple[int, int]
+    latency: int
+    moto: int
+    localstack: int
+
+
+FULL = Sizes(100_000, 3, (3000, 20000), 10_000, 500, 100_000)
+QUICK = Sizes(20_000, 1, (1000, 3000), 3000, 200, 10_000)
+SMOKE = Sizes(300, 1, (20, 200), 100, 20, 100)
+"""--smoke: tiny inputs, seconds; proves the bench runs (bench/smoke.py), its figures mean nothing."""
 
 
 class TimedQueue:
@@ -97,10 +117,10 @@ def inproc_line(name: str, batch: int, r: dict[str, Any]) -> str:
             f"{r['cpu_per_1k']:>12.4f}{r['peak_rss_mb']:>12.0f}  {load().split(' (')[0]}")
 
 
-def bench_inproc(quick: bool, run: Run) -> None:
+def bench_inproc(sizes: Sizes, run: Run) -> None:
     """Item 1: the Delta changelog against the same loop with no changelog, batch 1000, in
     alternating pairs (each run in its own process); then smaller batches for reference."""
-    n, rounds = (20_000, 1) if quick else (100_000, 3)
+    n, rounds = sizes.inproc, sizes.rounds
     print(f"\n== in process: parse → commit → ack (in-memory queue, 4 receivers), {load()} ==")
     print(INPROC_HEADER)
     pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -125,7 +145,7 @@ def bench_inproc(quick: bool, run: Run) -> None:
             + ", ".join(f"{d['cpu_per_1k'] / z['cpu_per_1k']:.2f}" for d, z in pairs)
             + f"), {rate:.2f} of the events/s",
             pairs=pairs)
-    for batch, events in ((10, 1000 if quick else 3000), (100, 3000 if quick else 20000)):
+    for batch, events in zip((10, 100), sizes.small, strict=True):
         print(inproc_line("delta", batch, run_child("inproc", str(batch), str(events), "delta")))
 
 
@@ -198,8 +218,8 @@ def json_row(run: Run, what: str, poller: tuple[int, float, float], bare: tuple[
             f"{ratio:.2f}x", poller=poller, bare=bare)
 
 
-def bench_latency(quick: bool, run: Run) -> None:
-    n, latency = (3000 if quick else 10000), 0.02
+def bench_latency(sizes: Sizes, run: Run) -> None:
+    n, latency = sizes.latency, 0.02
     print(f"\n== in process with {latency * 1000:.0f} ms per queue call (an SQS round trip): "
           f"{n:,} messages, poller vs bare loop ==")
     results = []
@@ -228,15 +248,15 @@ def compare(label: str, endpoint: str, n: int, batch_size: int, receivers: int, 
     json_row(run, f"poller on {label} ({n:,} messages, batch {batch_size})", poller, bare, receivers, ratio)
 
 
-def bench_moto(quick: bool, run: Run) -> None:
-    n = 200 if quick else 500
+def bench_moto(sizes: Sizes, run: Run) -> None:
+    n = sizes.moto
     print(f"\n== moto server: {n} messages, poller vs bare loop (same server, same run) ==")
     with MotoServer() as server:
         compare("moto", server.endpoint, n, batch_size=100, receivers=4, run=run)
 
 
-def bench_localstack(quick: bool, run: Run) -> None:
-    n = 10_000 if quick else 100_000
+def bench_localstack(sizes: Sizes, run: Run) -> None:
+    n = sizes.localstack
     print(f"\n== LocalStack: {n:,} messages drained, poller vs bare loop ==")
     python = venv_or_skip(WORK, "LocalStack figures")
     if python is None:
@@ -259,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, a short run")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: it runs; no figures")
     parser.add_argument("--skip-localstack", action="store_true", help="skip the LocalStack stage")
     parser.add_argument("--stage", nargs=4, help=argparse.SUPPRESS)
     add_json_flag(parser)
@@ -271,13 +292,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, quick={args.quick}")
     run = Run("Event source", ["poller.py", *(sys.argv[1:] if argv is None else argv)])
-    bench_inproc(args.quick, run)
-    bench_latency(args.quick, run)
-    bench_moto(args.quick, run)
+    sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
+    bench_inproc(sizes, run)
+    bench_latency(sizes, run)
+    bench_moto(sizes, run)
     if args.skip_localstack:
         print("\nLocalStack stage skipped (--skip-localstack)")
     else:
-        bench_localstack(args.quick, run)
+        bench_localstack(sizes, run)
     run.write(args.json)
     return 0
 

@@ -301,9 +301,9 @@ def main() -> int:
     print(f"\n{'side':<26}{'processes':>10}{'wall s':>9}{'peak RSS MiB':>14}{'of it JVM':>11}"
           f"{'changelog reads':>17}{'batches':>9}{'rows':>10}")
     for s in sides:
-        batches = str(s.batches[0]) if len(s.batches) == 1 else f"{sum(s.batches)}"
+        batches_txt = str(s.batches[0]) if len(s.batches) == 1 else f"{sum(s.batches)}"
         print(f"{s.name:<26}{s.processes:>10}{s.wall_s:>9.1f}{s.peak_mib:>14,.0f}{s.peak_java_mib:>11,.0f}"
-              f"{s.changelog_reads:>17}{batches:>9}{sum(s.table_rows.values()):>10,}")
+              f"{s.changelog_reads:>17}{batches_txt:>9}{sum(s.table_rows.values()):>10,}")
     for s in sides[routed:]:
         print(f"  {s.name}: batches per process {s.batches} (each reads the whole changelog: objects "
               "outside its prefix are recorded as filtered)")
@@ -338,15 +338,15 @@ def main() -> int:
           f"{SAMPLE_S} s from /proc (shared pages are counted once per process); changelog reads: the "
           "routes run's summary, and one per batch for each single-table process")
     print(f"shared machine: after: {load_avg()}")
-    routes, singles = sides[:routed], sides[routed:]
+    routed_sides, single_sides = sides[:routed], sides[routed:]
     report.row(f"{args.routes} tables from one changelog ({args.routes} prefixes × {per_route} Parquet "
                f"objects × {rows} rows, every process `{args.master}`)",
                "one `run --routes` process: " + "; ".join(
                    f"{r.name}: {r.wall_s:.1f} s, {r.peak_mib:,.0f} MiB peak RSS, {r.changelog_reads} "
-                   "changelog read(s)" for r in routes),
+                   "changelog read(s)" for r in routed_sides),
                f"{args.routes} single-table processes: " + "; ".join(
                    f"{b.name}: {b.wall_s:.1f} s, {b.peak_mib:,.0f} MiB, {b.changelog_reads} changelog reads"
-                   for b in singles),
+                   for b in single_sides),
                "; ".join(f"vs {r['baseline']}: {r['speedup']:.2f}x as fast, {r['memory_ratio']:.2f} of "
                          "the memory" if "memory_ratio" in r else
                          f"{r['side']} {r['speedup']:.2f}x as fast as {r['baseline']}" for r in ratios),

@@ -8,7 +8,14 @@ import logging
 import time
 from collections.abc import Callable
 
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random_exponential,
+)
 
 from lakeinlet.errors import TransientError
 
@@ -17,15 +24,17 @@ log = logging.getLogger("lakeinlet.retry")
 
 def transient(attempts: int, *, sleep: Callable[[float], None] = time.sleep,
               on: type[TransientError] = TransientError, first_wait: float = 0.2,
-              max_wait: float = 5.0) -> Retrying:
+              max_wait: float = 5.0, jitter: bool = False) -> Retrying:
     """Call a function up to `attempts` times in all while it raises `on` (a TransientError),
-    pausing `first_wait`, then twice as long each time (at most `max_wait`), through `sleep`.
+    pausing `first_wait`, then twice as long each time (at most `max_wait`), through `sleep`;
+    with `jitter`, a random pause up to that (writers that lost one race must not meet again).
     The last error is raised as is; any other exception at once.
 
     Usage: `transient(3, sleep=sleep)(fn, *args, **kwargs)`.
     """
+    pauses = wait_random_exponential if jitter else wait_exponential
     return Retrying(retry=retry_if_exception_type(on), stop=stop_after_attempt(attempts),
-                    wait=wait_exponential(multiplier=first_wait, max=max_wait), sleep=sleep,
+                    wait=pauses(multiplier=first_wait, max=max_wait), sleep=sleep,
                     before_sleep=_log_retry, reraise=True)
 
 

@@ -1,7 +1,7 @@
 """The poll loop: receivers → one changelog commit per batch → deletes, pure orchestration over
 `ports`. A message is deleted only after the commit holding its rows succeeded, a poison message
 only after its copy reached the DLQ (`poison="dlq"`): docs/concepts/guarantees.md. A batch's deletes
-run while the next batch fills; the receivers' count follows the backlog (`scaling`)."""
+run while the next batch fills (`deleting`); the receivers' count follows the backlog (`scaling`)."""
 
 from __future__ import annotations
 
@@ -10,43 +10,28 @@ import queue as stdlib_queue
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import NamedTuple
 
 from lakeinlet.errors import TerminalError, TransientError
-from lakeinlet.sources.acks import Acker, AckResult
+from lakeinlet.sources.acks import Acker
 from lakeinlet.sources.batch import OpenBatch
+from lakeinlet.sources.deleting import DELETING_BATCHES, Deletions
 from lakeinlet.sources.drain import DrainWatch
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.own_events import OwnEventLog
-from lakeinlet.sources.poison import MoveResult, Poison, PoisonMover, RateLimitedLog
+from lakeinlet.sources.poison import Poison, PoisonMover, RateLimitedLog
 from lakeinlet.sources.ports import Changelog, DeadLetterQueue, Message, Queue
 from lakeinlet.sources.receive_retries import RetryReport
 from lakeinlet.sources.redelete import Leftovers
 from lakeinlet.sources.scaling import ReceiverScaler
-from lakeinlet.sources.summary import BatchOutcome, RunSummary
+from lakeinlet.sources.summary import RunSummary
 from lakeinlet.sources.visibility import VisibilityKeeper
 
-__all__ = ["InjectedCrash", "Poller", "PollerSettings", "RetryReport", "RunSummary", "crash_at"]
+__all__ = ["Poller", "PollerSettings", "RetryReport", "RunSummary"]
 
 log = logging.getLogger("lakeinlet.sources.poller")
-
-
-class InjectedCrash(RuntimeError):
-    """Raised by a crash point in tests: the process "dies" at a named step."""
-
-
-def crash_at(step: str) -> Callable[[str], None]:
-    """A crash hook that raises InjectedCrash when the poller reaches `step`
-    (`before_commit`, `after_commit`, `after_delete`)."""
-    def hook(reached: str) -> None:
-        if reached == step:
-            raise InjectedCrash(f"injected crash at {step}")
-    return hook
 
 
 @dataclass(frozen=True)
@@ -82,21 +67,6 @@ class PollerSettings:
         return self.wait_seconds
 
 
-class _Deleting(NamedTuple):
-    """A committed batch whose deletes (and poison moves) are under way."""
-
-    batch: OpenBatch
-    version: int | None
-    open_s: float
-    commit_s: float
-    done: Future[tuple[AckResult, MoveResult, float]]
-
-
-DELETING_BATCHES = 2
-"""Committed batches whose deletes may still run while the next one fills: more would only hold
-more messages hidden when the deletes, not the receives, are what is slow."""
-
-
 class Poller:
     """Receives from `queue`, commits each batch to `changelog`, then deletes its messages."""
 
@@ -112,9 +82,7 @@ class Poller:
         ceiling = settings.receivers_ceiling
         # A delete call acks what one receive brought: as many in flight as receives keeps up.
         self._acker = Acker(queue, settings.delete_attempts, parallel=max(8, ceiling))
-        self._deleter = ThreadPoolExecutor(DELETING_BATCHES, thread_name_prefix="lakeinlet-ack")
         self._left = Leftovers(self._acker, self._keeper, settings.delete_attempts, clock)
-        self._deleting: deque[_Deleting] = deque()
         self._scaler = ReceiverScaler(settings.receivers, ceiling, clock)
         self._receivers: list[threading.Thread] = []
         self._mover = self._poison_mover(dlq)
@@ -128,6 +96,8 @@ class Poller:
         self._retries = RetryReport(clock, settings.connect_timeout)
         self._run_id, self._seq = f"{now().strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}", 0
         self.summary = RunSummary()
+        self._deleting = Deletions(acker=self._acker, mover=self._mover, left=self._left, drain=self._drain,
+                                   summary=self.summary, clock=clock, crash=crash)
 
     def _poison_mover(self, dlq: DeadLetterQueue | None) -> PoisonMover | None:
         if self.settings.poison != "dlq":
@@ -145,7 +115,7 @@ class Poller:
 
         Raises:
             TerminalError: the queue or changelog refused for good (after committing what it can).
-            InjectedCrash: from a crash hook (tests).
+            InjectedCrash: from a crash hook (`crash_points`, tests).
         """
         started = self._clock()
         self._receiving.set()
@@ -160,9 +130,9 @@ class Poller:
             for thread in self._receivers:
                 thread.join(self.settings.receive_wait + 5)
             try:
-                self._settle()
+                self._deleting.settle()
             finally:
-                self._deleter.shutdown(wait=True)
+                self._deleting.shutdown()
                 self._keeper.stop()
                 self._acker.close()
                 self._poison_log.flush()
@@ -189,7 +159,7 @@ class Poller:
         s = self.settings
         while not self._stop.is_set() and self._failure is None:
             self._spawn(self._scaler.tick())
-            self._collect(DELETING_BATCHES)
+            self._deleting.collect(DELETING_BATCHES)
             left = batch.seconds_left(self._clock(), s.batch_seconds)
             batch = self._take(batch, 0.2 if left is None else max(0.001, min(left, 0.2)))
             if batch.due(self._clock(), s.batch_size, s.batch_seconds):
@@ -240,7 +210,7 @@ class Poller:
             batch = self._take(batch, 0.05)
         if batch.messages:
             self._close(batch)
-        self._collect(0)
+        self._deleting.collect(0)
         self._left.settle(self.summary)
 
     def _receive_loop(self, receiver: int) -> None:
@@ -311,47 +281,9 @@ class Poller:
             raise
         self._crash("after_commit")
         self.summary.commit_conflicts = int(getattr(self._changelog, "conflicts", 0))
-        self._deleting.append(_Deleting(batch, version, t0 - (batch.opened_at or t0),
-                                        self._clock() - t0, self._deleter.submit(self._delete, batch)))
-        self._collect(DELETING_BATCHES)
+        self._deleting.submit(batch, version, t0 - (batch.opened_at or t0), self._clock() - t0)
+        self._deleting.collect(DELETING_BATCHES)
         return self._new_batch()
-
-    def _delete(self, batch: OpenBatch) -> tuple[AckResult, MoveResult, float]:
-        """Delete a committed batch's messages and move its poison (a deleter thread)."""
-        started = self._clock()
-        acks = self._acker.delete(batch.ack)
-        moves = self._move_poison(batch.poison)
-        self._left.settled(batch.handles, acks)  # releases the others from the heartbeat
-        return acks, moves, self._clock() - started
-
-    def _collect(self, keep: int) -> None:
-        """Count the batches whose deletes are done, oldest first, waiting for the oldest while
-        more than `keep` are still deleting."""
-        while self._deleting and (self._deleting[0].done.done() or len(self._deleting) > keep):
-            batch, version, open_s, commit_s, done = self._deleting.popleft()
-            acks, moves, ack_s = done.result()
-            self._crash("after_delete")
-            self.summary.add(batch, BatchOutcome(version, acks, moves, open_s, commit_s, ack_s))
-        self._left.retry(self.summary)  # when due: a failed delete is tried again (`Leftovers`)
-
-    def _settle(self) -> None:
-        """At the end, failed or not: wait for every delete under way and count it."""
-        while self._deleting:
-            batch, version, open_s, commit_s, done = self._deleting.popleft()
-            try:
-                acks, moves, ack_s = done.result()
-            except Exception as exc:  # the run's own failure, if any, is the one to report
-                log.warning("deleting batch %s failed: %s", batch.poll_batch, exc)
-                continue
-            self.summary.add(batch, BatchOutcome(version, acks, moves, open_s, commit_s, ack_s))
-
-    def _move_poison(self, poison: list[Poison]) -> MoveResult:
-        if self._mover is None or not poison:
-            return MoveResult()
-        moves = self._mover.move(poison)
-        if moves.returned:
-            self._drain.reset()  # they are visible again: the drain must see them moved
-        return moves
 
     def _metadata(self, batch: OpenBatch) -> dict[str, str]:
         return {"source_id": self.settings.source_id, "poll_batch": batch.poll_batch,

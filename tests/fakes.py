@@ -1,5 +1,6 @@
-"""In-memory fakes of both jobs' ports: the loader's (changelog, object store, reader, target,
-ledger; a loader built over them) and the poll loop's (S3 bodies, changelog, journaling queue)."""
+"""In-memory fakes of both jobs' ports: the loader's (changelog, object store, reader, the one
+in-memory target, ledger; a loader built over them) and the poll loop's (S3 bodies, changelog,
+journaling queue)."""
 
 from __future__ import annotations
 
@@ -87,53 +88,13 @@ class FakeStore:
 
 
 class FakeReader:
+    """Reads each object as one row: its lineage columns, as the real reader adds them."""
+
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any,
              heads: Any = None, single_pass: bool = False) -> ReadBatch:
-        return ReadBatch(None, None, {(o.bucket, o.key): 2 for o in objs}, {}, {})
-
-
-@dataclass
-class FakeStaged:
-    outcomes: list[Outcome]
-    start: Position
-    end: Position
-
-    def discard(self) -> None:
-        pass
-
-
-@dataclass
-class FakeTarget:
-    commits: list[tuple[Position, list[Outcome]]] = field(default_factory=list)
-    stages_rows = False
-
-    def checkpoint(self) -> Checkpoint:
-        return Checkpoint(self.commits[-1][0] if self.commits else None, len(self.commits) - 1)
-
-    def schema(self) -> Any:
-        return None
-
-    def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> FakeStaged:
-        if isinstance(change, Removal):
-            gone = {o.key for o in change.objs}
-            counts = {("b", k): n for k, n in loaded_rows(self).items() if k in gone}
-            return FakeStaged(removal_outcomes(change.objs, change.decided, counts), start, end)
-        earlier = {o.key for o in replacing(change.outcomes, change.replace)}
-        counts = {("b", k): n for k, n in loaded_rows(self).items() if k in earlier}
-        return FakeStaged(replaced_outcomes(change.outcomes, counts), start, end)
-
-    def publish(self, staged: FakeStaged) -> int:
-        if (self.checkpoint().position or Position(-1)) != staged.start:
-            raise CommitConflict("moved")
-        self.commits.append((staged.end, staged.outcomes))
-        return len(self.commits) - 1
-
-    def commit_position(self, start: Position | None, to: Position, reason: str, operation: str) -> int:
-        self.commits.append((to, []))
-        return len(self.commits) - 1
-
-    def batches_after(self, version: int) -> list[tuple[int, str, list[Outcome]]]:
-        return [(v, f"b{v}", c[1]) for v, c in enumerate(self.commits) if v > version]
+        rows = [{"_source_bucket": o.bucket, "_source_key": o.key, "_source_etag": o.etag,
+                 "_source_event_time": o.event_time, "_ingest_batch": batch_id} for o in objs]
+        return ReadBatch(rows, None, {(o.bucket, o.key): 1 for o in objs}, {}, {})
 
 
 @dataclass
@@ -163,24 +124,16 @@ class FakeLedger:
             self.rows += [(target_version, o) for o in outcomes]
 
 
-def make(changelog: FakeChangelog, target: FakeTarget, ledger: FakeLedger, **kw: Any) -> Loader:
+def make(changelog: FakeChangelog, target: MemoryTarget, ledger: FakeLedger, **kw: Any) -> Loader:
     store = FakeStore({k: 10 for k in "abcdefg"} | {"empty": 0})
     return Loader(**{"changelog": changelog, "store": store, "reader": FakeReader, "target": target,
                       "ledger": ledger, "caps": Caps(2, 10**6)} | kw)
 
 
-def loaded_rows(target: FakeTarget) -> Counter[str]:
-    """Objects present in the target: loads count once each, a removal takes the key out."""
-    present: Counter[str] = Counter()
-    for _, outs in target.commits:
-        for o in outs:
-            if o.replaced_rows:  # --on-overwrite replace: the earlier versions' rows are gone
-                present.pop(o.obj.key, None)
-            if o.status == "loaded" and o.rows:
-                present[o.obj.key] += 1
-            elif o.status == "removed":
-                present.pop(o.obj.key, None)
-    return present
+def loaded_rows(target: MemoryTarget) -> Counter[str]:
+    """Rows in the target per object key: one per load (`FakeReader`) still there, a removal or a
+    replacing load having deleted the key's earlier rows."""
+    return Counter(r["_source_key"] for r in target.table or [])
 
 
 @dataclass
@@ -197,8 +150,9 @@ class MemoryStaged:
 
 @dataclass
 class MemoryTarget:
-    """A target table in memory with every role of a real adapter (the contract suite holds it to
-    the same behaviour): rows as dicts, commits with lakeinlet's metadata codec."""
+    """A target table in memory with every role of a real adapter: rows as dicts, commits with
+    lakeinlet's metadata codec. The loader's unit tests stand on it, and the target contract
+    (tests/spark/test_target_contract.py) holds it to the Delta, Hudi and Iceberg adapters' behaviour."""
 
     uri: str = "memory://orders"
     app_id: str = "lakeinlet-loader"

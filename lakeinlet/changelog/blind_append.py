@@ -1,14 +1,6 @@
-"""Blind appends to the changelog without replaying its Delta log: the poller's hot path.
-
-Profiled: delta-rs 1.6 spends about 15 ms of CPU on every `write_deltalake` append however small,
-plus more for every commit since the table was opened (14 ms at 20, 80 ms at 300 commits); with
-batches of 1,000 events that was most of the changelog's cost per event. A blind append is only
-this: one Parquet file per partition, then `_delta_log/<version>.json` (commit info and `add`
-actions) put if absent; when another writer took that version, the next one is tried, as
-delta-rs retries a blind append. The changelog is append-only, so appends never conflict with
-what others commit; a commit that changes the table's protocol or metadata makes the caller
-re-read the table (`refresh`) and fall back to delta-rs when the table needs more than this.
-"""
+"""Blind appends to the changelog without replaying its Delta log: the poller's hot path. One
+Parquet file per partition, then `_delta_log/<version>.json` put if absent (the next version when
+another writer took it); a protocol or metadata change sends the caller back to delta-rs."""
 
 from __future__ import annotations
 

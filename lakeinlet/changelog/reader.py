@@ -4,7 +4,6 @@ checkpoint added (from their commit files through `tail`, else through the chang
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,7 +20,9 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
 from lakeinlet.changelog.tail import ChangelogTail
 from lakeinlet.delta_io import LatestTable, open_table
+from lakeinlet.errors import TransientError
 from lakeinlet.events import ReceivedEvent
+from lakeinlet.retry import transient
 from lakeinlet.storage import TableLocation
 
 TABLE_PROPERTIES = {"delta.enableChangeDataFeed": "true", "delta.appendOnly": "true"}
@@ -116,20 +117,23 @@ class DeltaChangelog:
                                                   commit_metadata(rows, metadata).items()},
                                  max_commit_retries=COMMIT_RETRIES)
         data = changelog_table(rows)
-        for round_ in range(1, COMMIT_ROUNDS + 1):
-            try:
-                write_deltalake(self.uri, data, mode="append",
-                                partition_by=CHANGELOG_PARTITION_BY, configuration=TABLE_PROPERTIES,
-                                storage_options=self._options, commit_properties=props,
-                                post_commithook_properties=KEEP_LOGS)
-                break
-            except CommitFailedError:  # no version taken: every try found its version written
-                if round_ == COMMIT_ROUNDS:
-                    raise
-                time.sleep(random.uniform(0, ROUND_PAUSE_S * round_))  # jitter, not security
+        rounds = transient(COMMIT_ROUNDS, sleep=time.sleep, on=_LostEveryRace, first_wait=ROUND_PAUSE_S,
+                           max_wait=ROUND_PAUSE_S * (COMMIT_ROUNDS - 1), jitter=True)
+        try:
+            rounds(self._write, data, props)
+        except _LostEveryRace as lost:
+            raise lost.error from None
         dt = self.table()
         assert dt is not None
         return int(dt.version())
+
+    def _write(self, data: pa.Table, props: CommitProperties) -> None:
+        try:
+            write_deltalake(self.uri, data, mode="append", partition_by=CHANGELOG_PARTITION_BY,
+                            configuration=TABLE_PROPERTIES, storage_options=self._options,
+                            commit_properties=props, post_commithook_properties=KEEP_LOGS)
+        except CommitFailedError as exc:  # no version taken: every try found its version written
+            raise _LostEveryRace(exc) from exc
 
     def head_version(self) -> int:
         """The newest committed version, or -1 when the table does not exist yet."""
@@ -185,6 +189,14 @@ class DeltaChangelog:
             if c.timestamp <= when:
                 best = c.version
         return best
+
+
+class _LostEveryRace(TransientError):
+    """delta-rs took no version: every one of its tries found its version written by another."""
+
+    def __init__(self, error: CommitFailedError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def commit_metadata(rows: list[ReceivedEvent], metadata: dict[str, str]) -> dict[str, str]:

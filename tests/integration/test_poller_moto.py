@@ -13,8 +13,9 @@ from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import DeltaChangelog
 from lakeinlet.dev.emulator import MotoServer, Stack, provision
 from lakeinlet.queue_settings import QueueSettings
+from lakeinlet.sources.crash_points import InjectedCrash, crash_at
 from lakeinlet.sources.job import main
-from lakeinlet.sources.poller import InjectedCrash, Poller, PollerSettings, crash_at
+from lakeinlet.sources.poller import Poller, PollerSettings
 from lakeinlet.sources.sqs import SqsQueue
 from tests.conftest import unique
 from tests.integration.poller_helpers import poll_args, queue_counts, rows, upload

@@ -27,7 +27,7 @@ from lakeinlet.incremental.settings import (
 )
 from lakeinlet.incremental.wiring import build
 from lakeinlet.own import OwnLocations
-from tests.fakes import T0, FakeChangelog, FakeLedger, FakeTarget
+from tests.fakes import T0, FakeChangelog, FakeLedger, MemoryTarget
 
 pytestmark = pytest.mark.unit
 
@@ -72,7 +72,7 @@ def drain(config: LoaderConfig, objects: Sequence[tuple[str, str]]) -> tuple[Led
     changelog, store, reader, ledger = FakeChangelog(), SeenStore(), SeenReader(), FakeLedger()
     changelog.versions.append([row(0, i, b, k) for i, (b, k) in enumerate(objects)])
     loader = build(config).loader(record=False)  # its target is replaced: the real one is never read
-    loader.changelog, loader.store, loader.target, loader.ledger = changelog, store, FakeTarget(), ledger
+    loader.changelog, loader.store, loader.target, loader.ledger = changelog, store, MemoryTarget(), ledger
     loader.reader = lambda: reader
     loader.caps = replace(loader.caps, max_files=100)
     loader.drain()

@@ -108,9 +108,10 @@ def test_a_benchmarks_json_output_is_a_performance_run(tmp_path: Path,
 
 def test_every_benchmark_takes_json() -> None:
     """Each bench/ script takes --json, so a new run of any of them can become a table of the performance
-    page; not its helpers (_*.py, *_common.py, report.py, lines.py which runs others, wide_samples.py)
-    nor loader_profile.py (a breakdown of one batch's steps and stages, not figures beside a baseline)."""
-    helpers = {"report.py", "lines.py", "wide_samples.py", "loader_profile.py"}
+    page; not its helpers (_*.py, *_common.py, report.py, lines.py and smoke.py which run others,
+    wide_samples.py) nor loader_profile.py (a breakdown of one batch's steps and stages, not figures
+    beside a baseline)."""
+    helpers = {"report.py", "lines.py", "smoke.py", "wide_samples.py", "loader_profile.py"}
     scripts = [p for p in sorted((ROOT / "bench").glob("*.py"))
                if not p.name.startswith("_") and not p.stem.endswith("_common") and p.name not in helpers]
     lacking = [p.name for p in scripts

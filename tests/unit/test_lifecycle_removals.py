@@ -11,7 +11,7 @@ from lakeinlet.changelog.schema import to_changelog_table
 from lakeinlet.events import ReceivedEvent
 from lakeinlet.incremental.plan import Caps
 from lakeinlet.sources.envelopes import parse
-from tests.fakes import EVENTS, T0, FakeChangelog, FakeLedger, FakeStore, FakeTarget, loaded_rows, make
+from tests.fakes import EVENTS, T0, FakeChangelog, FakeLedger, FakeStore, MemoryTarget, loaded_rows, make
 
 pytestmark = pytest.mark.unit
 
@@ -28,7 +28,7 @@ def expiration_of(key: str, sample: str, version: int) -> dict[str, object]:
 
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_an_expired_objects_rows_are_removed(sample: str) -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "b")
     changelog.versions.append([expiration_of("a", sample, 1)])
     store = FakeStore({"a": 10, "b": 10})
@@ -41,7 +41,7 @@ def test_an_expired_objects_rows_are_removed(sample: str) -> None:
 
 
 def test_append_only_records_an_expiration_without_loading_the_object_again() -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("b")
     changelog.versions.append([expiration_of("a", SAMPLES[0], 1)])
     make(changelog, target, ledger).drain()
@@ -57,7 +57,7 @@ def test_append_only_records_an_expiration_without_loading_the_object_again() ->
 ])
 def test_a_deleted_version_removes_rows_only_when_the_key_has_no_current_version(
         name: str, still_there: bool, removed: bool) -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "b")
     row = changelog._row(1, 0, "a", True) | {"event_name": name, "version_id": "v-old"}
     changelog.versions.append([row])

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from tests.fakes import FakeChangelog, FakeLedger, FakeTarget, loaded_rows, make
+from tests.fakes import FakeChangelog, FakeLedger, MemoryTarget, loaded_rows, make
 from tests.targets import Crash, crashing
 
 pytestmark = pytest.mark.unit
 
 
-def two_batches() -> tuple[FakeChangelog, FakeTarget, FakeLedger]:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+def two_batches() -> tuple[FakeChangelog, MemoryTarget, FakeLedger]:
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "b")
     changelog.add("c", "a")  # "a" again: a redelivered message or a duplicate notification
     return changelog, target, ledger

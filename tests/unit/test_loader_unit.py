@@ -12,7 +12,7 @@ from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import PlannedObject, Position
 from lakeinlet.incremental.plan import Caps
 from lakeinlet.incremental.ports import ReadBatch
-from tests.fakes import T0, FakeChangelog, FakeLedger, FakeStore, FakeTarget, loaded_rows, make
+from tests.fakes import T0, FakeChangelog, FakeLedger, FakeStore, MemoryTarget, loaded_rows, make
 from tests.targets import CRASH_POINTS, Crash, crashing
 
 pytestmark = pytest.mark.unit
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.unit
 @pytest.mark.parametrize("step", CRASH_POINTS)
 @pytest.mark.parametrize("crash_batch", [0, 1, 2])
 def test_crash_at_any_step_then_rerun_loads_each_object_once(step: str, crash_batch: int) -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "b", "c")
     changelog.add("d", "a", "e")  # "a" again: a duplicate notification
     for _ in range(crash_batch):
@@ -37,14 +37,15 @@ def test_crash_at_any_step_then_rerun_loads_each_object_once(step: str, crash_ba
 def test_first_run_strategies() -> None:
     changelog = FakeChangelog()
     changelog.add("a")
-    assert make(changelog, FakeTarget(), FakeLedger()).start() == Position(-1)
-    assert make(changelog, FakeTarget(), FakeLedger(), on_missing_checkpoint="latest").start() == Position(0)
+    assert make(changelog, MemoryTarget(), FakeLedger()).start() == Position(-1)
+    assert make(changelog, MemoryTarget(), FakeLedger(),
+                on_missing_checkpoint="latest").start() == Position(0)
     with pytest.raises(TerminalError, match="no checkpoint"):
-        make(changelog, FakeTarget(), FakeLedger(), on_missing_checkpoint="fail").start()
+        make(changelog, MemoryTarget(), FakeLedger(), on_missing_checkpoint="fail").start()
 
 
 def test_missing_and_empty_objects_are_recorded_without_reading() -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("zzz-deleted", "empty")
     make(changelog, target, ledger).drain()
     assert {o.obj.key: (o.status, o.rows) for _, o in ledger.rows} == {
@@ -52,7 +53,7 @@ def test_missing_and_empty_objects_are_recorded_without_reading() -> None:
 
 
 def test_a_lost_commit_race_replans_from_the_winners_checkpoint() -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "b")
     loser = make(changelog, target, ledger)
     winner = make(changelog, target, ledger)
@@ -72,7 +73,7 @@ def test_a_lost_commit_race_replans_from_the_winners_checkpoint() -> None:
 def test_latest_is_resolved_once_so_later_events_load() -> None:
     """A first run with `latest` records where it starts; events after it are loaded later
     (re-resolving `latest` on every batch skipped them forever)."""
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a")
     first = make(changelog, target, ledger, on_missing_checkpoint="latest").drain()
     assert first.batches == 0 and target.checkpoint().position == Position(0)
@@ -85,7 +86,7 @@ def test_latest_is_resolved_once_so_later_events_load() -> None:
 def test_removals_delete_rows_in_changelog_order_and_a_recreated_object_loads_again() -> None:
     """--on-delete remove-rows: a batch holds only creations or only removals, so a removal
     never lands before the load it follows; the same version re-created loads again."""
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     store = FakeStore({"a": 10, "b": 10, "c": 10})
     changelog.add("a", "b", "-a", "c")
     loader = make(changelog, target, ledger, store=store, caps=Caps(10, 10**6, split_removals=True))
@@ -93,10 +94,12 @@ def test_removals_delete_rows_in_changelog_order_and_a_recreated_object_loads_ag
     del store.objects["a"]  # deleted after its load: its removal comes next (a HEAD checks it)
     summary.add(loader.drain())
     assert summary.batches == 3 and summary.statuses["removed"] == 1
-    loaded = sum(o.rows for _, outcomes in target.commits for o in outcomes if o.status == "loaded")
+    loaded = sum(o.rows for _, _, outcomes in target.batches_after(-1) for o in outcomes
+                 if o.status == "loaded")
     assert (summary.rows, summary.removed_rows) == (loaded, 1)  # a removal's rows are not "loaded"
     assert loaded_rows(target) == {"b": 1, "c": 1}
-    assert [o.status for o in target.commits[1][1]] == ["removed"] and target.commits[1][1][0].rows == 1
+    removal = target.batches_after(-1)[1][2]
+    assert [o.status for o in removal] == ["removed"] and removal[0].rows == 1
     changelog.add("a")  # the same object version, uploaded again after its removal
     store.objects["a"] = 10
     make(changelog, target, ledger, store=store, caps=Caps(10, 10**6, split_removals=True)).drain()
@@ -104,7 +107,7 @@ def test_removals_delete_rows_in_changelog_order_and_a_recreated_object_loads_ag
 
 
 def test_append_only_keeps_rows_of_removed_objects() -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "-a", "b")
     make(changelog, target, ledger).drain()
     assert loaded_rows(target) == {"b": 1}  # newest event of a is its removal: nothing to load
@@ -115,7 +118,7 @@ def test_append_only_keeps_rows_of_removed_objects() -> None:
 def test_replace_deletes_earlier_rows_even_when_the_ledger_lags_the_target(crash_at: str | None) -> None:
     """--on-overwrite replace: the load of a's second version deletes the first's rows, also when
     the first's commit is not in the ledger yet (its loader died after committing)."""
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     caps = Caps(10, 10**6, replace_overwritten=True)
     changelog.add("a", "b")
     with pytest.raises(Crash) if crash_at else nullcontext():
@@ -130,7 +133,7 @@ def test_replace_deletes_earlier_rows_even_when_the_ledger_lags_the_target(crash
 
 
 def test_append_keeps_the_earlier_versions_rows() -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "b")
     changelog.add("a#2")
     make(changelog, target, ledger, caps=Caps(1, 10**6)).drain()
@@ -153,7 +156,7 @@ def test_malformed_records_of_loaded_objects_are_counted_for_the_console() -> No
             return ReadBatch(None, None, {(o.bucket, o.key): 2 for o in objs},
                              {(o.bucket, o.key): 3 for o in objs if o.key == "b"}, {})
 
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "b")
     summary = make(changelog, target, ledger, reader=ReaderWithBadRecords).drain()
     assert summary.malformed_records == 3 and summary.rows == 4

@@ -21,7 +21,7 @@ from lakeinlet.incremental.loader import Summary
 from lakeinlet.incremental.model import PlannedObject
 from lakeinlet.incremental.ports import ReadBatch
 from lakeinlet.incremental.settings import LoaderConfig, PlanSection, RunSection, TablesSection
-from tests.fakes import FakeChangelog, FakeLedger, FakeReader, FakeTarget, loaded_rows, make
+from tests.fakes import FakeChangelog, FakeLedger, FakeReader, MemoryTarget, loaded_rows, make
 from tests.unit.ticking import Ticking
 
 pytestmark = pytest.mark.unit
@@ -48,7 +48,7 @@ def failing_run(route: str) -> tuple[list[float], list[float], dict[str, int]]:
     """A --continuous run whose reader fails FAILS times: a single table (`route` ""), or route
     `route` beside a second route with nothing to load. Returns the read times, the pauses and
     the rows loaded."""
-    changelog, target = FakeChangelog(), FakeTarget()
+    changelog, target = FakeChangelog(), MemoryTarget()
     changelog.add("a", "b")
     stop = Ticking(until=lambda: loaded_rows(target))
     reader = Flaky(FAILS, stop)
@@ -58,7 +58,7 @@ def failing_run(route: str) -> tuple[list[float], list[float], dict[str, int]]:
     if not route:
         assert run_command.cmd_run(parts, CONTINUOUS, stop, stop.clock) == 0  # type: ignore[arg-type]
     else:
-        idle = make(FakeChangelog(), FakeTarget(), FakeLedger())
+        idle = make(FakeChangelog(), MemoryTarget(), FakeLedger())
         fan = run_command.loop(parts.config, [RouteRun(route, loader), RouteRun("idle", idle)], stop.clock)
         run_command.go(fan, [parts, parts], [(route, None)], CONTINUOUS, stop)  # type: ignore[list-item]
         assert not fan.failed()

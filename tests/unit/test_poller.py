@@ -11,9 +11,10 @@ import pytest
 
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.events import ReceivedEvent
+from lakeinlet.sources.crash_points import InjectedCrash, crash_at
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.memory import InMemoryQueue
-from lakeinlet.sources.poller import InjectedCrash, Poller, RetryReport, crash_at
+from lakeinlet.sources.poller import Poller, RetryReport
 from lakeinlet.sources.ports import EntryFailure, Message
 from tests.fakes import EVENTS, JournalQueue, MemoryChangelog, s3_body, settings
 

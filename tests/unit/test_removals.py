@@ -14,7 +14,7 @@ import pytest
 from lakeinlet.incremental.model import FILTERED, REMOVED, PlannedObject
 from lakeinlet.incremental.plan import Caps
 from lakeinlet.incremental.ports import Unreadable
-from tests.fakes import T0, FakeChangelog, FakeLedger, FakeStore, FakeTarget, loaded_rows, make
+from tests.fakes import T0, FakeChangelog, FakeLedger, FakeStore, MemoryTarget, loaded_rows, make
 
 pytestmark = pytest.mark.unit
 DENIED = Unreadable("access denied (403) reading s3://b/a", gone=False)
@@ -36,7 +36,7 @@ class DeniedStore(FakeStore):
 ])
 def test_a_removal_removes_rows_only_when_it_is_newer_than_the_load_and_the_key_is_gone(
         seconds: int, there: bool, store_cls: type[FakeStore], removed: bool, reason: str) -> None:
-    changelog, target, ledger = FakeChangelog(), FakeTarget(), FakeLedger()
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
     changelog.add("a", "b")  # a's event at T0
     removal = changelog._row(1, 0, "a", True) | {"event_time": T0 + timedelta(seconds=seconds)}
     changelog.versions.append([removal])

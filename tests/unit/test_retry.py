@@ -30,6 +30,15 @@ def test_transient_errors_are_retried_with_growing_pauses_through_the_injected_s
     assert fn.calls == 4 and sleeps == [0.5, 1.0, 1.5]
 
 
+def test_jittered_pauses_are_random_and_never_longer_than_the_plain_ones() -> None:
+    """Writers that lost one race (the changelog's blind appends) must not retry in step."""
+    sleeps: list[float] = []
+    fn = Flaky(TransientError("lost the race"), fails=3)
+    assert transient(5, sleep=sleeps.append, first_wait=0.5, max_wait=1.5, jitter=True)(fn) == "done"
+    assert len(sleeps) == 3 and sleeps != [0.5, 1.0, 1.5]
+    assert all(0 <= s <= cap for s, cap in zip(sleeps, [0.5, 1.0, 1.5], strict=True)), sleeps
+
+
 def test_the_last_transient_error_is_raised_after_the_attempts() -> None:
     fn = Flaky(TransientError("still down"), fails=10)
     with pytest.raises(TransientError, match="still down"):

@@ -21,7 +21,7 @@ from lakeinlet.incremental.model import Position
 from lakeinlet.incremental.plan import Caps, Filters, Unrouted
 from lakeinlet.incremental.routes import RoutesSection, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig, TablesSection
-from tests.fakes import T0, FakeChangelog, FakeLedger, FakeStore, FakeTarget, loaded_rows, make
+from tests.fakes import T0, FakeChangelog, FakeLedger, FakeStore, MemoryTarget, loaded_rows, make
 from tests.targets import CRASH_POINTS, crashing
 
 pytestmark = pytest.mark.unit
@@ -163,7 +163,7 @@ def test_routes_load_their_own_keys_and_record_only_those() -> None:
     changelog = FakeChangelog()
     changelog.add("a", "c", "e")
     changelog.add("b", "d", "f", "-c")
-    targets = {n: FakeTarget() for n in ("ab", "cd", "rest")}
+    targets = {n: MemoryTarget() for n in ("ab", "cd", "rest")}
     ledgers = {n: FakeLedger() for n in targets}
     filters = {"ab": routed("a", "b"), "cd": routed("c", "d")}
     for n, f in filters.items():
@@ -181,7 +181,7 @@ def test_routes_load_their_own_keys_and_record_only_those() -> None:
 def test_other_routes_keys_do_not_count_to_a_batchs_caps() -> None:
     changelog = FakeChangelog()
     changelog.add("x1", "x2", "x3", "x4", "a", "b", "c")
-    target, ledger = FakeTarget(), FakeLedger()
+    target, ledger = MemoryTarget(), FakeLedger()
     report = make(changelog, target, ledger, filters=routed("a", "b", "c"), caps=Caps(2, 10**6)).run_batch()
     assert report is not None
     assert [o.obj.key for o in report.outcomes] == ["a", "b"]
@@ -207,14 +207,14 @@ class CountingChangelog:
         return self.fake.head_version()
 
 
-def drain_routes(reader: Callable[[CountingChangelog], Any]) -> tuple[CountingChangelog, list[FakeTarget]]:
+def drain_routes(reader: Callable[[CountingChangelog], Any]) -> tuple[CountingChangelog, list[MemoryTarget]]:
     """Three routes (two prefixes and the unrouted record) over six versions, each reading
     through `reader(changelog)` (one reader shared, or one each)."""
     fake = FakeChangelog()
     for i in range(6):
         fake.add(f"a{i}", f"c{i}", f"z{i}")
     source = CountingChangelog(fake)
-    targets = [FakeTarget() for _ in range(3)]
+    targets = [MemoryTarget() for _ in range(3)]
     filters = [routed("a"), routed("c"), Unrouted((routed("a"), routed("c")))]
     store = FakeStore({f"{p}{i}": 10 for p in "acz" for i in range(6)})
     loaders = [make(reader(source), t, FakeLedger(), filters=f, caps=Caps(1, 10**6), store=store)
@@ -239,7 +239,7 @@ def test_every_route_plans_from_one_read_of_each_version() -> None:
     assert len(together.reads) == 6 and shared[0].versions_read == 6  # each version once
 
 
-class Refusing(FakeTarget):
+class Refusing(MemoryTarget):
     """A target whose commits fail until `fixed` (a schema conflict in `fail` mode, a held lease)."""
 
     fixed = False
@@ -257,7 +257,7 @@ def test_a_failing_route_is_reported_and_blocks_none_of_the_others(threads: int)
     changelog = FakeChangelog()
     changelog.add("a", "c")
     changelog.add("b", "d")
-    ok, bad = FakeTarget(), Refusing()
+    ok, bad = MemoryTarget(), Refusing()
     runs = [RouteRun("ok", make(changelog, ok, FakeLedger(), filters=routed("a", "b"), caps=Caps(1, 10**6))),
             RouteRun("bad", make(changelog, bad, FakeLedger(), filters=routed("c", "d")))]
     fan = Fanout(runs, lambda *_: None, 1.0, 10.0, threads=threads)
@@ -277,7 +277,7 @@ def test_continuous_retries_a_failed_route_after_its_pause() -> None:
     now = [0.0]
     bad = Refusing()
     bad.clock = lambda: now[0]  # type: ignore[method-assign]
-    runs = [RouteRun("ok", make(changelog, FakeTarget(), FakeLedger(), filters=routed("a"))),
+    runs = [RouteRun("ok", make(changelog, MemoryTarget(), FakeLedger(), filters=routed("a"))),
             RouteRun("bad", make(changelog, bad, FakeLedger(), filters=routed("c")))]
     fan = Fanout(runs, lambda *_: None, 2.0, 60.0, clock=lambda: now[0])
     pauses: list[float] = []
@@ -316,7 +316,7 @@ def test_a_crash_at_any_step_of_one_route_then_a_rerun_loads_every_table_exactly
     changelog.add("a", "c", "e")
     changelog.add("b", "d", "f", "a#2")
     filters = {"ab": routed("a", "b"), "cd": routed("c", "d")}
-    tables = {n: (FakeTarget(), FakeLedger()) for n in [*filters, "rest"]}
+    tables = {n: (MemoryTarget(), FakeLedger()) for n in [*filters, "rest"]}
     filters["rest"] = Unrouted((filters["ab"], filters["cd"]))  # type: ignore[assignment]
 
     def fan(crash: str | None) -> Fanout:
@@ -348,7 +348,7 @@ def test_a_crash_at_any_step_of_one_route_then_a_rerun_loads_every_table_exactly
 def test_continuous_calls_after_drain_with_the_drain_count() -> None:
     changelog = FakeChangelog()
     changelog.add("a")
-    fan = Fanout([RouteRun("a", make(changelog, FakeTarget(), FakeLedger(), filters=routed("a")))],
+    fan = Fanout([RouteRun("a", make(changelog, MemoryTarget(), FakeLedger(), filters=routed("a")))],
                  lambda *_: None, 1.0, 10.0)
     seen: list[int] = []
     fan.continuous(lambda: len(seen) >= 3, lambda _: None, seen.append)
