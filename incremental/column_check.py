@@ -16,11 +16,9 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental import column_names as cn
-from lakeinlet.incremental.model import SCHEMA_CONFLICT, PlannedObject
+from lakeinlet.incremental.model import SCHEMA_CONFLICT, PlannedObject, Ref
 from lakeinlet.incremental.ports import ObjectHead, ReadBatch
 from lakeinlet.incremental.read import checks
-
-Ref = tuple[str, str]
 
 
 @dataclass

@@ -31,6 +31,7 @@ from lakeinlet.incremental.model import (
     Outcome,
     PlannedObject,
     Position,
+    Ref,
 )
 from lakeinlet.incremental.plan import Caps, Filters, KeyFilter, plan_batch
 from lakeinlet.incremental.ports import (
@@ -50,7 +51,6 @@ from lakeinlet.incremental.removals import judge
 from lakeinlet.logs import event
 
 log = logging.getLogger("lakeinlet.loader")
-Ref = tuple[str, str]
 MAX_CONFLICTS = 20
 """Batches in a row a drain may lose to other loaders' commits before it gives up."""
 

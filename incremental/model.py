@@ -9,6 +9,10 @@ from datetime import datetime
 from lakeinlet.events import NULL_VERSION, REMOVALS
 
 CHECKPOINT_FORMAT = 1
+Ref = tuple[str, str]
+"""An object by its place: (bucket, key)."""
+VersionRef = tuple[str, str, str]
+"""One version of an object: (bucket, key, identity), as `PlannedObject.ref` spells it."""
 LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE = "loaded", "missing", "corrupt", "filtered", "too_large"
 SCHEMA_CONFLICT, REMOVED, UNROUTED = "schema_conflict", "removed", "unrouted"
 STATUSES = (LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE, SCHEMA_CONFLICT, REMOVED, UNROUTED)
@@ -184,7 +188,7 @@ class PlannedObject:
         return version or (self.etag or "").strip('"') or self.event_id
 
     @property
-    def ref(self) -> tuple[str, str, str]:
+    def ref(self) -> VersionRef:
         return (self.bucket, self.key, self.identity)
 
 

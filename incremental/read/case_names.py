@@ -7,13 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lakeinlet.incremental.model import SCHEMA_CONFLICT, PlannedObject
+from lakeinlet.incremental.model import SCHEMA_CONFLICT, PlannedObject, Ref
 from lakeinlet.incremental.read.checks import typed_objects
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.read.reader import SparkReader
 
-Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
 
 

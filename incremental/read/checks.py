@@ -26,14 +26,13 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from lakeinlet import column_names
 from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
-from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, SCHEMA_CONFLICT, PlannedObject
+from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, SCHEMA_CONFLICT, PlannedObject, Ref
 from lakeinlet.incremental.ports import Footer, ObjectHead
 from lakeinlet.incremental.read import hints, sniff
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.read.reader import SparkReader
 
-Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
 WIDENING = {("int", "bigint"), ("float", "double"), ("int", "double"), ("bigint", "double"),
             ("date", "timestamp"), ("timestamp_ntz", "timestamp")}

@@ -11,10 +11,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from lakeinlet import jvm as lakejvm
-from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, PlannedObject
+from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, PlannedObject, Ref
 from lakeinlet.incremental.read.checks import root_cause
 
-Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
 MAX_PLANS = 64
 """Reads a search for the objects that break a batch's read may plan before it gives up (and the

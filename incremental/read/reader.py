@@ -21,7 +21,7 @@ from pyspark.sql.window import Window
 from lakeinlet import column_names, fast_paths
 from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
-from lakeinlet.incremental.model import FILTERED, PlannedObject
+from lakeinlet.incremental.model import FILTERED, PlannedObject, Ref
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
 from lakeinlet.incremental.read import case_names, checks, file_index, isolate, lineage_hash, paths, sniff
 from lakeinlet.incremental.read.file_index import Planned
@@ -38,7 +38,6 @@ its probes make at most) stays under this: a broadcast join costs a Spark job of
 probe per row is cheap for few rows (bench/lineage_rows.py measures both)."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GLOB = re.compile(r"([\\\[\]{}*?])")
-Ref = tuple[str, str]
 Failed = dict[Ref, tuple[str, str]]
 FooterReader = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, Footer | str]]
 
