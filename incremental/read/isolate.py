@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 
 from pyspark.errors import AnalysisException
 
-from lakeinlet.incremental.model import CORRUPT, PlannedObject, Ref
-from lakeinlet.incremental.read.checks import root_cause
+from lakeinlet.incremental.model import CORRUPT, PlannedObject
+from lakeinlet.incremental.read.causes import root_cause
 from lakeinlet.incremental.read.paths import MAX_PLANS, search
+from lakeinlet.incremental.read.verdicts import Failed
 
-Failed = dict[Ref, tuple[str, str]]
 NOT_THE_OBJECT = ("SdkClientException", "ConnectException", "ConnectTimeout", "SocketTimeout",
                   "UnknownHost", "AmazonS3Exception", "AwsServiceException", "S3Exception",
                   "SlowDown", "Throttl", "InterruptedIOException", "OutOfMemoryError",
