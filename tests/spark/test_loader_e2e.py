@@ -104,8 +104,8 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     two of the batch's paths share a hash ("join on the path": as if they did)."""
     from datetime import datetime, timedelta
 
-    from lakeinlet.incremental.read import lineage_hash
     from lakeinlet.incremental.read import lineage as read_lineage
+    from lakeinlet.incremental.read import lineage_hash
 
     monkeypatch.setattr(read_lineage, "MAP_LOOKUP_MAX", 64 if lookup == "map" else 0)
     monkeypatch.setattr(read_lineage, "MAP_PROBE_BUDGET", 10**9 if lookup == "map" else 0)
