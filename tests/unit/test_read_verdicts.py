@@ -29,10 +29,9 @@ def imports(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module == PACKAGE:
             found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE + "."):
-            found.add(node.module.removeprefix(PACKAGE + ".").split(".")[0])  # type: ignore[union-attr]
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            found |= {a.name.removeprefix(PACKAGE + ".") for a in node.names if a.name.startswith(PACKAGE + ".")}
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+            [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        found |= {n.removeprefix(PACKAGE + ".").split(".")[0] for n in names if n.startswith(PACKAGE + ".")}
     return found - {path.stem}
 
 
@@ -87,7 +86,8 @@ def test_no_rows_verdicts_from_what_was_read() -> None:
 
 
 def test_type_and_case_verdicts_are_returned_not_written_into_a_callers_dict() -> None:
-    long_, text = SimpleNamespace(simpleString=lambda: "bigint"), SimpleNamespace(simpleString=lambda: "string")
+    long_ = SimpleNamespace(simpleString=lambda: "bigint")
+    text = SimpleNamespace(simpleString=lambda: "string")
     objs = [obj("a"), obj("b")]
     typed = {("b", "a"): {"id": long_}, ("b", "b"): {"id": text}}
     failed = checks.type_conflicts(objs, {"id": long_}, typed, lambda o: f"s3://b/{o.key}", fail=False)
