@@ -77,9 +77,8 @@ class ReadBatch:
     cached: tuple[Any, ...] = ()
     """What reading cached, freed by `release` once the batch is committed."""
     verify: WriteCheck | None = None
-    """Set when `data` was not checked before it is written (one pass: the checks ride on the
-    write): the check the loader runs (`problem`) after staging and before publishing, and that
-    a target committing inside its write (Hudi's pre-commit hook) is handed to run there."""
+    """Set when `data` was not checked before it is written (one pass): the check the loader runs
+    (`problem`) after staging and before publishing, and Hudi's pre-commit hook is handed."""
     replaced: dict[tuple[str, str], int] = field(default_factory=dict)
     """(bucket, key) → rows loaded with U+FFFD in a string column (JSON/CSV bytes the reader's
     charset could not decode: e.g. a Latin-1 CSV read as UTF-8)."""
