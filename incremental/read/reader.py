@@ -143,8 +143,9 @@ class SparkReader:
             return ReadBatch(None, None, {}, {}, failed)
         if single_pass and fast_paths.enabled("one-pass") and not self.text and all(
                 (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs) \
+                and (planned := loaded.planned or file_index.planned_files(raw)) \
                 and checks.as_headed(objs, lakejvm.path_uris(self.spark, map(self.uri, objs)), heads,
-                                     loaded.planned or file_index.planned_files(raw)):
+                                     planned):
             rows = sum(footers[(o.bucket, o.key)].rows for o in objs)
             observed = Observation(f"lakeinlet-{batch_id}")
             return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, observed), objs,
