@@ -28,6 +28,7 @@ from report import Run, add_json_flag  # noqa: E402
 
 from lakeinlet.dev.samples import SCHEMA_DDL  # noqa: E402
 from lakeinlet.incremental.model import PlannedObject  # noqa: E402
+from lakeinlet.incremental.read import lineage as read_lineage  # noqa: E402
 from lakeinlet.incremental.read import reader as spark_reader  # noqa: E402
 from lakeinlet.incremental.settings import ReadSection  # noqa: E402
 
@@ -74,7 +75,7 @@ def sides(spark: Any, paths: list[Path], rows: int) -> dict[str, Any]:
             seen = Observation()
             limits: dict[str, Any] = {"MAP_LOOKUP_MAX": 0, "MAP_PROBE_BUDGET": 0} if join else \
                 {"MAP_LOOKUP_MAX": 10**9}
-            with patch.multiple(spark_reader, **limits):
+            with patch.multiple(read_lineage, **limits):
                 df = reader._with_lineage(raw(), objs, "bench", rows * len(paths), seen)
             return df, seen
         return build

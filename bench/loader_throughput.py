@@ -24,7 +24,7 @@ from wide_samples import WIDE_SCHEMA, WIDE_SCHEMA_DDL, make_wide_files
 
 from lakeinlet import jars
 from lakeinlet.dev.samples import SCHEMA_DDL, SampleFile, make_files
-from lakeinlet.incremental.read import reader as spark_reader
+from lakeinlet.incremental.read import lineage as read_lineage
 from lakeinlet.incremental.targets import formats_on_line
 from lakeinlet.incremental.wiring import build
 
@@ -122,7 +122,7 @@ def warm_up(spark: Any, aws: Any, fmt: str, iceberg_uri: str) -> None:
     plain_write(spark, fmt, [f"s3a://{landing}/{f.key}" for f in files], lake, "metadata")
     record(parts.changelog, events[:2])
     parts.loader().drain()
-    with patch.multiple(spark_reader, MAP_LOOKUP_MAX=0, MAP_PROBE_BUDGET=0):
+    with patch.multiple(read_lineage, MAP_LOOKUP_MAX=0, MAP_PROBE_BUDGET=0):
         record(parts.changelog, events[2:])
         parts.loader().drain()
 

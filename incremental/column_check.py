@@ -16,11 +16,9 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental import column_names as cn
-from lakeinlet.incremental.model import SCHEMA_CONFLICT, PlannedObject
+from lakeinlet.incremental.model import SCHEMA_CONFLICT, PlannedObject, Ref
 from lakeinlet.incremental.ports import ObjectHead, ReadBatch
-from lakeinlet.incremental.read import checks
-
-Ref = tuple[str, str]
+from lakeinlet.incremental.read import probes
 
 
 @dataclass
@@ -63,7 +61,7 @@ class CheckedReader:
         """The objects that, read alone, hold a name the format cannot store (with `rename`: two
         names that become one), each with the first such name's reason."""
         aside: dict[Ref, tuple[str, str]] = {}
-        for ref, types in checks.typed_objects(self.inner, objs).items():
+        for ref, types in probes.typed_objects(self.inner, objs).items():
             tree = spark_tree(T.StructType([T.StructField(n, t) for n, t in types.items()]))
             clashes = cn.renames(tree, table)[1] if self.rename else {}
             whys = [cn.clash_reason(p, c) for p, c in clashes.items()] if self.rename else \

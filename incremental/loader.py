@@ -9,7 +9,6 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -19,18 +18,15 @@ from typing import Any
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.heads import head_outcome
 from lakeinlet.incremental.model import (
-    CORRUPT,
     FINAL,
     LOADED,
-    MISSING,
     REMOVED,
-    SCHEMA_CONFLICT,
     START,
-    TOO_LARGE,
     LoadPlan,
     Outcome,
     PlannedObject,
     Position,
+    Ref,
 )
 from lakeinlet.incremental.plan import Caps, Filters, KeyFilter, plan_batch
 from lakeinlet.incremental.ports import (
@@ -47,63 +43,12 @@ from lakeinlet.incremental.ports import (
     TargetPort,
 )
 from lakeinlet.incremental.removals import judge
+from lakeinlet.incremental.reports import BatchReport, Summary
 from lakeinlet.logs import event
 
 log = logging.getLogger("lakeinlet.loader")
-Ref = tuple[str, str]
 MAX_CONFLICTS = 20
 """Batches in a row a drain may lose to other loaders' commits before it gives up."""
-
-
-@dataclass(frozen=True)
-class BatchReport:
-    batch_id: str
-    plan: LoadPlan
-    target_version: int | None
-    outcomes: tuple[Outcome, ...]
-    seconds: dict[str, float]
-
-    @property
-    def rows(self) -> int:
-        """Rows loaded (a removal's outcomes count the rows removed: `removed_rows`)."""
-        return sum(o.rows for o in self.outcomes if o.status != REMOVED)
-
-    @property
-    def removed_rows(self) -> int:
-        return sum(o.rows for o in self.outcomes if o.status == REMOVED)
-
-    @property
-    def replaced_rows(self) -> int:
-        """Rows of earlier object versions deleted by this batch's loads (--on-overwrite replace)."""
-        return sum(o.replaced_rows for o in self.outcomes)
-
-    @property
-    def malformed_records(self) -> int:
-        """Malformed JSON/CSV records of loaded objects, kept in the quarantine table."""
-        return sum(o.bad_records for o in self.outcomes)
-
-    def set_aside(self) -> list[Outcome]:
-        """Objects with bytes that were not loaded for a reason the user should see."""
-        return [o for o in self.outcomes if o.status in (MISSING, CORRUPT, SCHEMA_CONFLICT, TOO_LARGE)]
-
-
-@dataclass
-class Summary:
-    batches: int = 0
-    conflicts: int = 0
-    rows: int = 0
-    statuses: Counter[str] = field(default_factory=Counter)
-    skipped_known: int = 0
-    removed_rows: int = 0
-    replaced_rows: int = 0
-    malformed_records: int = 0
-
-    def add(self, other: Summary) -> None:
-        """Count `other`'s batches in this summary (a run's total over its drains)."""
-        for name in ("batches", "conflicts", "rows", "skipped_known", "removed_rows", "replaced_rows",
-                     "malformed_records"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.statuses.update(other.statuses)
 
 
 @dataclass
@@ -327,7 +272,7 @@ class Loader:
             if report is None:
                 break
             conflicts = 0
-            _account(summary, report)
+            summary.count(report)
             if progress:
                 progress(report)
         return summary
@@ -347,11 +292,4 @@ def _read_outcomes(objs: Sequence[PlannedObject], result: ReadBatch) -> list[Out
     return out
 
 
-def _account(summary: Summary, report: BatchReport) -> None:
-    summary.batches += 1
-    summary.rows += report.rows
-    summary.removed_rows += report.removed_rows
-    summary.replaced_rows += report.replaced_rows
-    summary.malformed_records += report.malformed_records
-    summary.skipped_known += report.plan.skipped_known
-    summary.statuses.update(o.status for o in report.outcomes)
+__all__ = ["MAX_CONFLICTS", "BatchReport", "Loader", "Summary"]

@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from lakeinlet.events import NULL_VERSION, REMOVALS
 
 CHECKPOINT_FORMAT = 1
+Ref = tuple[str, str]
+"""An object by its place: (bucket, key)."""
+VersionRef = tuple[str, str, str]
+"""One version of an object: (bucket, key, identity), as `PlannedObject.ref` spells it."""
 LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE = "loaded", "missing", "corrupt", "filtered", "too_large"
 SCHEMA_CONFLICT, REMOVED, UNROUTED = "schema_conflict", "removed", "unrouted"
 STATUSES = (LOADED, MISSING, CORRUPT, FILTERED, TOO_LARGE, SCHEMA_CONFLICT, REMOVED, UNROUTED)
@@ -184,7 +189,7 @@ class PlannedObject:
         return version or (self.etag or "").strip('"') or self.event_id
 
     @property
-    def ref(self) -> tuple[str, str, str]:
+    def ref(self) -> VersionRef:
         return (self.bucket, self.key, self.identity)
 
 
@@ -212,6 +217,27 @@ class Outcome:
                             str(v[5]), datetime.fromisoformat(str(v[6])), int(v[7]))  # type: ignore[call-overload]
         replaced = int(v[12]) if len(v) > 12 else 0  # type: ignore[call-overload]  # older commits hold 12
         return cls(obj, str(v[8]), str(v[9]), int(v[10]), int(v[11]), replaced)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class WriteCheck:
+    """What a write of rows not read ahead (one pass) must show before it is committed: every row
+    found its lineage, and the rows written are the `promised` rows of the objects' footers (a
+    read never yields more rows than a footer holds, so equal sums mean every object was read
+    whole). `observed`: the Spark Observation of the write (`rows`, `unmatched`)."""
+
+    promised: int
+    observed: Any
+
+    def problem(self) -> str | None:
+        """Why the write must not be committed (None: commit it): the batch is then read again
+        and checked object by object, which names the status of each. Waits for the write."""
+        metrics = self.observed.get
+        if metrics.get("unmatched"):
+            return f"{metrics['unmatched']} rows without lineage"
+        if int(metrics.get("rows", -1)) != self.promised:
+            return f"wrote {metrics.get('rows')} rows, the footers promise {self.promised}"
+        return None
 
 
 @dataclass(frozen=True)

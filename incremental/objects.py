@@ -15,7 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.incremental.archived import IDENTITY_META
-from lakeinlet.incremental.model import FILTERED, PlannedObject
+from lakeinlet.incremental.model import FILTERED, PlannedObject, Ref
 from lakeinlet.incremental.ports import OVERWRITTEN, Footer, ListedObject, ObjectHead, Unreadable
 from lakeinlet.incremental.read.sniff import FIRST_BYTES
 from lakeinlet.retry import transient
@@ -25,7 +25,6 @@ CHANGED = {"412", "PreconditionFailed"}
 FOOTER_TAIL = 64 * 1024  # one ranged GET of this many trailing bytes holds most Parquet footers
 FOOTER_ATTEMPTS = 3
 """Reads of one footer while its body is cut short mid-read (botocore retries the GET itself)."""
-Ref = tuple[str, str]
 DENIED = {"403", "AccessDenied", "Forbidden"}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -15,6 +15,7 @@ from lakeinlet.incremental.model import (
     PlannedObject,
     Position,
     TargetCommit,
+    WriteCheck,
 )
 
 if TYPE_CHECKING:
@@ -79,9 +80,9 @@ class ReadBatch:
     """Malformed JSON/CSV records kept for the quarantine table (a DataFrame), or None."""
     cached: tuple[Any, ...] = ()
     """What reading cached, freed by `release` once the batch is committed."""
-    verify: Callable[[], str | None] | None = None
-    """Set when `data` was not checked before it is written (one pass: the checks ride on the
-    write): the loader calls `problem` after staging and before publishing."""
+    verify: WriteCheck | None = None
+    """Set when `data` was not checked before it is written (one pass): the check the loader runs
+    (`problem`) after staging and before publishing, and Hudi's pre-commit hook is handed."""
     replaced: dict[tuple[str, str], int] = field(default_factory=dict)
     """(bucket, key) → rows loaded with U+FFFD in a string column (JSON/CSV bytes the reader's
     charset could not decode: e.g. a Latin-1 CSV read as UTF-8)."""
@@ -102,7 +103,7 @@ class ReadBatch:
     def problem(self) -> str | None:
         """After the rows were staged: what the checks that rode on the write found, which an
         object-by-object read must classify (the staged rows are then discarded); None: nothing."""
-        return None if self.verify is None else self.verify()
+        return None if self.verify is None else self.verify.problem()
 
 
 NOTHING_READ = ReadBatch(None, None, {}, {}, {})

@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from lakeinlet.incremental.model import FILTERED, Outcome, PlannedObject
+from lakeinlet.incremental.model import FILTERED, Outcome, PlannedObject, Ref
 from lakeinlet.incremental.ports import ObjectHead, Unreadable
-
-Ref = tuple[str, str]
 
 
 def judge(objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead | Unreadable | None],

@@ -11,12 +11,11 @@ import pyarrow.compute as pc
 
 from lakeinlet.incremental.commands.fanout import UNROUTED as UNROUTED_RUN
 from lakeinlet.incremental.commands.fanout import RouteRun
-from lakeinlet.incremental.model import UNROUTED, PlannedObject
+from lakeinlet.incremental.model import UNROUTED, PlannedObject, VersionRef
 from lakeinlet.incremental.plan import Unrouted
 from lakeinlet.logs import event
 
 log = logging.getLogger("lakeinlet.loader")
-Ref = tuple[str, str, str]
 
 
 class Record(Protocol):
@@ -24,14 +23,14 @@ class Record(Protocol):
 
     def read(self, columns: list[str] | None = None) -> Any: ...
 
-    def forget(self, refs: set[Ref], status: str) -> None: ...
+    def forget(self, refs: set[VersionRef], status: str) -> None: ...
 
 
 class RouteLedger(Protocol):
-    def known(self, objs: Sequence[PlannedObject]) -> set[Ref]: ...
+    def known(self, objs: Sequence[PlannedObject]) -> set[VersionRef]: ...
 
 
-def routed_since(record: Record, ledgers: Sequence[RouteLedger]) -> set[Ref]:
+def routed_since(record: Record, ledgers: Sequence[RouteLedger]) -> set[VersionRef]:
     """The refs the record lists `unrouted` that a route's ledger holds in a final status."""
     rows = record.read(["bucket", "key", "identity", "status", "event_time", "event_id"])
     rows = rows.filter(pc.equal(rows.column("status"), UNROUTED)).to_pylist()
@@ -40,7 +39,7 @@ def routed_since(record: Record, ledgers: Sequence[RouteLedger]) -> set[Ref]:
     objs = [PlannedObject(r["bucket"], r["key"], r["identity"], None, 0, r["event_id"], r["event_time"], -1)
             for r in rows]
     refs = {(r["bucket"], r["key"], r["identity"]) for r in rows}
-    found: set[Ref] = set()
+    found: set[VersionRef] = set()
     for ledger in ledgers:
         found |= {(b, k, i) for b, k, i in ledger.known(objs)} & refs
     return found

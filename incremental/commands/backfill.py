@@ -19,13 +19,12 @@ from lakeinlet.events import ObjectEvent, ReceivedEvent
 from lakeinlet.incremental.archived import IDENTITY_META
 from lakeinlet.incremental.bounds import bounds_of
 from lakeinlet.incremental.ledger import DeltaLedger
-from lakeinlet.incremental.model import FINAL, PlannedObject
+from lakeinlet.incremental.model import FINAL, PlannedObject, VersionRef
 from lakeinlet.incremental.ports import ListedObject, ObjectStorePort
 from lakeinlet.logs import say
 from lakeinlet.own import OwnLocations
 
 EVENT_NAME = "ObjectCreated:Backfill"
-Ref = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class BackfillPlan:
                       f"(of {self.listed} listed{own})"]
 
 
-def diff(listed: Iterable[ListedObject], known: set[Ref], since: datetime | None,
+def diff(listed: Iterable[ListedObject], known: set[VersionRef], since: datetime | None,
          own: OwnLocations | None = None) -> BackfillPlan:
     """Listed objects (modified at/after `since`) whose (bucket, key, etag) nobody knows, leaving
     out those under lakeinlet's `own` locations."""
@@ -80,9 +79,9 @@ def _planned(o: ListedObject) -> PlannedObject:
     return PlannedObject(o.bucket, o.key, o.etag, None, o.size, "backfill-head", o.last_modified, -1)
 
 
-def known_refs(changelog: DeltaChangelog, ledger: DeltaLedger, bucket: str, prefix: str) -> set[Ref]:
+def known_refs(changelog: DeltaChangelog, ledger: DeltaLedger, bucket: str, prefix: str) -> set[VersionRef]:
     """(bucket, key, etag) of created events in the changelog and of final ledger rows."""
-    refs: set[Ref] = set()
+    refs: set[VersionRef] = set()
     dt = changelog.table()
     if dt is not None:
         cond = (pc.field("bucket") == bucket) & pc.starts_with(pc.field("key"), prefix)
@@ -94,7 +93,7 @@ def known_refs(changelog: DeltaChangelog, ledger: DeltaLedger, bucket: str, pref
     return refs | _refs(led.filter(pc.equal(led.column("bucket"), bucket)), "identity")
 
 
-def _refs(table: pa.Table, ident: str) -> set[Ref]:
+def _refs(table: pa.Table, ident: str) -> set[VersionRef]:
     cols = [table.column(c).to_pylist() for c in ("bucket", "key", ident)]
     return {(b, k, (e or "").strip('"')) for b, k, e in zip(*cols, strict=True)}
 

@@ -4,17 +4,11 @@ spell it otherwise than the table (or the batch's first object) are set aside, t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from lakeinlet.incremental.model import SCHEMA_CONFLICT, PlannedObject
-from lakeinlet.incremental.read.checks import typed_objects
-
-if TYPE_CHECKING:
-    from lakeinlet.incremental.read.reader import SparkReader
-
-Ref = tuple[str, str]
-Failed = dict[Ref, tuple[str, str]]
+from lakeinlet.incremental.model import SCHEMA_CONFLICT, PlannedObject, Ref
+from lakeinlet.incremental.read.verdicts import Failed
 
 
 def is_case_conflict(exc: BaseException) -> bool:
@@ -27,20 +21,19 @@ def clashes(names: Sequence[str], spelled: dict[str, str]) -> list[str]:
             if spelled.get(n.lower(), n) != n]
 
 
-def split(reader: SparkReader, objs: Sequence[PlannedObject], failed: Failed,
-          table: Any | None) -> list[PlannedObject]:
-    """The objects whose column names agree in case with the table's (in a first batch, with the
-    spelling of the earliest object, in event order); the others go to `failed`."""
+def split(ordered: Sequence[PlannedObject], typed: Mapping[Ref, Mapping[str, Any]], table: Any | None,
+          uri: Callable[[PlannedObject], str]) -> Failed:
+    """The objects (`ordered` by event) whose column names (`typed`) clash in case with the
+    table's (in a first batch, with the spelling of the earliest object), as `schema_conflict`."""
     where = "the table's" if table is not None else "an earlier object's"
     spelled = {n.lower(): n for n in (table.names if table is not None else [])}
-    ordered = sorted(objs, key=lambda o: (o.event_time, o.commit_version))
-    typed = typed_objects(reader, ordered)
+    failed: Failed = {}
     for o in ordered:
         names = list(typed.get((o.bucket, o.key), {}))
         if found := clashes(names, spelled):
             failed[(o.bucket, o.key)] = (SCHEMA_CONFLICT, (
                 f"{'; '.join(found)} ({where}): Spark and the table formats match column names "
-                f"without case; rename it in {reader.uri(o)} and upload it again, or set --schema"))
+                f"without case; rename it in {uri(o)} and upload it again, or set --schema"))
         else:
             spelled |= {n.lower(): n for n in names if n.lower() not in spelled}
-    return [o for o in objs if (o.bucket, o.key) not in failed]
+    return failed

@@ -19,13 +19,11 @@ from pyspark.sql import types as T
 from lakeinlet import jvm as lakejvm
 from lakeinlet.incremental.model import MISSING, PlannedObject
 from lakeinlet.incremental.ports import ObjectHead
+from lakeinlet.incremental.read.verdicts import Failed, Loaded, Planned
 from lakeinlet.logs import event
 
 STATUS_THREADS = 16
 """Parallel file-status requests (or built statuses) when Spark's file index is handed the batch's files."""
-Planned = dict[str, tuple[int, int]]
-"""Files as a read's plan holds them (their `_metadata`): path URI → (size, mtime in ms)."""
-Failed = dict[tuple[str, str], tuple[str, str]]
 LINKAGE = frozenset(f"java.lang.{name}" for name in (
     "ClassNotFoundException", "NoClassDefFoundError", "NoSuchMethodError", "NoSuchFieldError",
     "AbstractMethodError", "IncompatibleClassChangeError"))
@@ -71,17 +69,16 @@ def fell_back(step: str, exc: BaseException) -> None:
 
 
 def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], options: Mapping[str, str],
-                 schema: T.StructType, objs: Sequence[PlannedObject], failed: Failed,
-                 planned: Planned, heads: Mapping[tuple[str, str], ObjectHead] | None = None
-                 ) -> tuple[DataFrame | None, list[PlannedObject]]:
+                 schema: T.StructType, objs: Sequence[PlannedObject],
+                 heads: Mapping[tuple[str, str], ObjectHead] | None = None) -> Loaded:
     """The read planned from the objects' file statuses, handed to Spark's file index, which then
     lists nothing (Spark's own planning checks each path, then lists them one by one on the
     driver). An object with a head (`heads`: the check before the read, a HEAD or the ranged GET
     of a Parquet tail) gets its status built from it, with no request: the bytes Spark reads are
     then held to that check's answer (rows against its footer, lineage with its etag). Any other
     object gets one getFileStatus (`STATUS_THREADS` at a time), taken at planning time as Spark's
-    would be, and one not found is set aside as missing in `failed`, as Spark's planning would.
-    `planned` gets each file's size and mtime as the plan holds them."""
+    would be, and one not found is set aside as missing, as Spark's planning would. The value
+    holds each planned file's size and mtime as the plan holds them (`Loaded.planned`)."""
     jvm, js = lakejvm.of(spark), lakejvm.session(spark)
     ds = jvm.org.apache.spark.sql.execution.datasources
     scala_options = jvm.PythonUtils.toScalaMap(options)
@@ -90,6 +87,7 @@ def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], optio
     fs_api = jvm.org.apache.hadoop.fs
     status_class = jvm.java.lang.Class.forName("org.apache.hadoop.fs.FileStatus")
     heads = heads or {}
+    planned: Planned = {}
 
     def status(o: PlannedObject) -> Any:
         path = fs_api.Path(uri(o))
@@ -113,12 +111,11 @@ def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], optio
         return path
 
     paths = list(_status_pool().map(status, objs))
-    for o, path in zip(objs, paths, strict=True):
-        if path is None:
-            failed[(o.bucket, o.key)] = (MISSING, f"object not found when read: {uri(o)}")
+    failed: Failed = {(o.bucket, o.key): (MISSING, f"object not found when read: {uri(o)}")
+                      for o, path in zip(objs, paths, strict=True) if path is None}
     left = [o for o, path in zip(objs, paths, strict=True) if path is not None]
     if not left:
-        return None, left
+        return Loaded(None, left, failed, planned)
     seq = jvm.scala.collection.JavaConverters.asScalaBufferConverter
     none, empty = jvm.scala.Option.empty(), ds.PartitionSpec.emptySpec()
     jschema = js.parseDataType(schema.json())
@@ -130,7 +127,7 @@ def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], optio
         cache.invalidateAll()
     relation = ds.HadoopFsRelation(index, empty.partitionColumns(), jschema, none,
                                    ds.parquet.ParquetFileFormat(), scala_options, js)
-    return DataFrame(js.baseRelationToDataFrame(relation), spark), left
+    return Loaded(DataFrame(js.baseRelationToDataFrame(relation), spark), left, failed, planned)
 
 
 def _millis(t: datetime) -> int:

@@ -8,11 +8,10 @@ from collections.abc import Callable, Sequence
 from pyspark.errors import AnalysisException
 
 from lakeinlet.incremental.model import CORRUPT, PlannedObject
-from lakeinlet.incremental.read.checks import root_cause
+from lakeinlet.incremental.read.causes import root_cause
 from lakeinlet.incremental.read.paths import MAX_PLANS, search
+from lakeinlet.incremental.read.verdicts import Failed
 
-Ref = tuple[str, str]
-Failed = dict[Ref, tuple[str, str]]
 NOT_THE_OBJECT = ("SdkClientException", "ConnectException", "ConnectTimeout", "SocketTimeout",
                   "UnknownHost", "AmazonS3Exception", "AwsServiceException", "S3Exception",
                   "SlowDown", "Throttl", "InterruptedIOException", "OutOfMemoryError",

@@ -12,10 +12,9 @@ from pyspark.sql import SparkSession
 
 from lakeinlet import jvm as lakejvm
 from lakeinlet.incremental.model import CORRUPT, FILTERED, MISSING, PlannedObject
-from lakeinlet.incremental.read.checks import root_cause
+from lakeinlet.incremental.read.causes import root_cause
+from lakeinlet.incremental.read.verdicts import Failed
 
-Ref = tuple[str, str]
-Failed = dict[Ref, tuple[str, str]]
 MAX_PLANS = 64
 """Reads a search for the objects that break a batch's read may plan before it gives up (and the
 batch fails as before): one bad object among a thousand takes about twenty."""

@@ -4,10 +4,8 @@ every object that cannot be loaded whole; bad input never fails the batch."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,30 +14,32 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.window import Window
 
-from lakeinlet import column_names, fast_paths
+from lakeinlet import fast_paths
 from lakeinlet import jvm as lakejvm
 from lakeinlet.errors import TerminalError
-from lakeinlet.incremental.model import FILTERED, PlannedObject
+from lakeinlet.incremental.model import FILTERED, PlannedObject, Ref, WriteCheck
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
-from lakeinlet.incremental.read import case_names, checks, file_index, isolate, lineage_hash, paths, sniff
-from lakeinlet.incremental.read.file_index import Planned
+from lakeinlet.incremental.read import (
+    case_names,
+    checks,
+    conflicts,
+    file_index,
+    isolate,
+    judge,
+    lineage,
+    malformed,
+    paths,
+    probes,
+    sniff,
+)
+from lakeinlet.incremental.read.checks import Seen, one_schema
+from lakeinlet.incremental.read.malformed import GLOB
+from lakeinlet.incremental.read.verdicts import Failed, Loaded
 from lakeinlet.incremental.settings import ReadSection
 
 CORRUPT_COL = "_corrupt_record"
-LINEAGE = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time")
-FILE_SIZE, FILE_MTIME = "_lakeinlet_file_size", "_lakeinlet_file_mtime"
-MAP_LOOKUP_MAX = 16
-"""Objects a batch may have for its lineage to be a literal map probed per row, not a join."""
-MAP_PROBE_BUDGET = 20_000_000
-"""Past MAP_LOOKUP_MAX objects, the map is still used while rows × objects (the key comparisons
-its probes make at most) stays under this: a broadcast join costs a Spark job of its own, a map
-probe per row is cheap for few rows (bench/lineage_rows.py measures both)."""
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-GLOB = re.compile(r"([\\\[\]{}*?])")
-Ref = tuple[str, str]
-Failed = dict[Ref, tuple[str, str]]
+LINEAGE = lineage.LINEAGE
 FooterReader = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, Footer | str]]
 
 
@@ -134,166 +134,121 @@ class SparkReader:
         whose footers were all read, each with rows, and whose planned files still have the size
         and mtime their HEADs saw, is not read ahead of the write: the write itself counts the
         rows (an Observation), and the batch's `verify` holds them to the footers (see
-        `checks.one_pass`). Sizes and mtimes are compared once per file at planning, not per row:
-        the plan's file statuses are what Spark reports as each row's `_metadata`."""
-        failed: Failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
-        if self.settings.source_format == "json":
-            failed |= sniff.cut_short(objs, heads or {}, self.multiline)
-        objs = [o for o in objs if (o.bucket, o.key) not in failed]
-        footers = self._footers(objs, heads or {}, failed)
-        objs = [o for o in objs if (o.bucket, o.key) not in failed]
-        merge = not one_schema(objs, footers)
-        planned: Planned = {}
-        raw, objs = self._load(objs, failed, table_schema, merge, planned, heads)
-        if raw is not None and self.text and not set(raw.columns) - {CORRUPT_COL}:
-            # Not one record of the batch parsed, so its inferred schema is the corrupt-record
-            # column alone, which Spark refuses to query; each object is judged read alone.
-            failed |= {(o.bucket, o.key): why for o in objs if (why := checks.no_rows(
-                self, o, None, getattr((heads or {}).get((o.bucket, o.key)), "first", None)))}
-            raw = None
-        if raw is not None:
-            raw, objs = checks.reconcile(self, raw, objs, table_schema, failed)
+        `model.WriteCheck`). Sizes and mtimes are compared once per file at planning, not per
+        row: the plan's file statuses are what Spark reports as each row's `_metadata`."""
+        heads = heads or {}
+        loaded, footers = self._planned(objs, heads, table_schema)
+        raw, objs, failed = loaded.df, loaded.objs, loaded.failed
         if raw is None or not objs:
             return ReadBatch(None, None, {}, {}, failed)
         if single_pass and fast_paths.enabled("one-pass") and not self.text and all(
                 (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs) \
-                and self._as_headed(objs, heads or {}, planned or file_index.planned_files(raw)):
+                and (planned := loaded.planned or file_index.planned_files(raw)) \
+                and checks.as_headed(objs, lakejvm.path_uris(self.spark, map(self.uri, objs)), heads,
+                                     planned):
             rows = sum(footers[(o.bucket, o.key)].rows for o in objs)
             observed = Observation(f"lakeinlet-{batch_id}")
             return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, observed), objs,
                                   footers, failed, observed)
         df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            seen = checks.per_object(df, CORRUPT_COL in df.columns, self._decoded(raw))
+            seen = probes.per_object(df, CORRUPT_COL in df.columns, self._decoded(raw))
         except Exception:
             df.unpersist()
             raise
-        failed |= checks.problems(self, objs, seen, heads or {}, footers)
-        return self._batch(df, seen, failed)
+        return self._batch(df, seen, failed | judge.problems(self, objs, seen, heads, footers))
+
+    def _planned(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead],
+                 table_schema: Any | None) -> tuple[Loaded, dict[Ref, Footer]]:
+        """The batch's read before its rows are counted: objects set aside before it (another
+        key's path, JSON records cut short, overwritten since their footers), the bulk read, and
+        its types reconciled with the table's; with the footers read."""
+        failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
+        if self.settings.source_format == "json":
+            failed |= sniff.cut_short(objs, heads, self.multiline)
+        footers, overwritten = self._footers([o for o in objs if (o.bucket, o.key) not in failed], heads)
+        failed |= overwritten
+        objs = [o for o in objs if (o.bucket, o.key) not in failed]
+        loaded = self._load(objs, table_schema, not one_schema(objs, footers), heads)
+        raw, objs, failed = loaded.df, loaded.objs, failed | loaded.failed
+        if raw is not None and self.text and not set(raw.columns) - {CORRUPT_COL}:
+            # Not one record of the batch parsed, so its inferred schema is the corrupt-record
+            # column alone, which Spark refuses to query; each object is judged read alone.
+            failed |= {(o.bucket, o.key): why for o in objs if (why := judge.no_rows(
+                self, o, None, getattr(heads.get((o.bucket, o.key)), "first", None)))}
+            raw = None
+        if raw is not None:
+            fixed = conflicts.reconcile(self, raw, objs, table_schema)
+            raw, objs, failed = fixed.df, fixed.objs, failed | fixed.failed
+        return Loaded(raw, objs, failed, loaded.planned), footers
 
     def _decoded(self, raw: DataFrame) -> list[str]:
         """The string columns of a JSON/CSV read: text Spark decoded with the reader's charset."""
         return [f.name for f in raw.schema.fields if self.text and f.name != CORRUPT_COL
                 and isinstance(f.dataType, T.StringType)]
 
-    def _footers(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead],
-                 failed: Failed) -> dict[Ref, Footer]:
-        """Parquet footers read before Spark's read; an object overwritten since its HEAD is
-        not read at all (its newer version's event loads it)."""
+    def _footers(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead]
+                 ) -> tuple[dict[Ref, Footer], Failed]:
+        """Parquet footers read before Spark's read, and the objects overwritten since their HEAD,
+        which are not read at all (their newer version's event loads them)."""
         if self.footers is None or self.settings.source_format != "parquet" or not objs:
-            return {}
-        out: dict[Ref, Footer] = {}
-        for ref, f in self.footers(objs, heads).items():
-            if isinstance(f, Footer):
-                out[ref] = f
-            elif f == OVERWRITTEN:
-                failed[ref] = (FILTERED, "object overwritten during the load (etag changed since "
-                                         "its HEAD); its newer version's event loads it")
-        return out
+            return {}, {}
+        found = self.footers(objs, heads)
+        why = ("object overwritten during the load (etag changed since its HEAD); "
+               "its newer version's event loads it")
+        return {ref: f for ref, f in found.items() if isinstance(f, Footer)}, {
+            ref: (FILTERED, why) for ref, f in found.items() if f == OVERWRITTEN}
 
-    def _load(self, objs: Sequence[PlannedObject], failed: Failed, table: Any | None,
-              merge: bool = True, planned: Planned | None = None,
-              heads: Mapping[Ref, ObjectHead] | None = None
-              ) -> tuple[DataFrame | None, list[PlannedObject]]:
+    def _load(self, objs: Sequence[PlannedObject], table: Any | None, merge: bool = True,
+              heads: Mapping[Ref, ObjectHead] | None = None) -> Loaded:
         """The bulk read; Spark checks that every path exists when planning the read, so an
         object deleted since the HEAD is set aside as missing and the read is planned again (any
         other object that breaks the planning is found and set aside: `paths.unplannable`).
         Parquet with a schema is planned from file statuses built from `heads` or fetched in
-        parallel (`_indexed`, which fills `planned` with them)."""
-        left = list(objs)
+        parallel (`_indexed`, whose value holds them)."""
+        left: list[PlannedObject] = list(objs)
+        failed: Failed = {}
         if left and self.settings.source_format == "parquet" and self.schema is not None \
                 and fast_paths.enabled("file-index") and file_index.usable("read"):
             try:
-                return self._indexed(left, failed, planned if planned is not None else {}, heads)
+                return self._indexed(left, heads)
             except Exception as exc:  # Spark's own planning below decides (a fast path never fails a read)
                 file_index.fell_back("read", exc)
         while left:
             try:
-                return self.reader(merge=merge).load([self.load_path(o) for o in left]), left
+                return Loaded(self.reader(merge=merge).load([self.load_path(o) for o in left]), left, failed)
             except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
                 if checks.is_merge_conflict(exc):
-                    return checks.split_conflicting(self, left, failed, table)
-                if case_names.is_case_conflict(exc) and \
-                        len(kept := case_names.split(self, left, failed, table)) < len(left):
-                    left = kept
-                    continue
-                found = paths.not_found(self.uri, left, exc) or paths.unplannable(
-                    lambda some: self.reader(merge=merge).load(list(map(self.load_path, some))), left, exc)
+                    split = conflicts.split_conflicting(self, left, table)
+                    return replace(split, failed=failed | split.failed)
+                found = self._set_aside(left, table, merge, exc)
                 if not found:
                     raise
                 failed |= found
                 left = [o for o in left if (o.bucket, o.key) not in found]
-        return None, left
+        return Loaded(None, left, failed)
 
-    def _indexed(self, objs: Sequence[PlannedObject], failed: Failed, planned: Planned,
-                 heads: Mapping[Ref, ObjectHead] | None = None
-                 ) -> tuple[DataFrame | None, list[PlannedObject]]:
+    def _set_aside(self, objs: list[PlannedObject], table: Any | None, merge: bool,
+                   exc: BaseException) -> Failed:
+        """The objects that broke the bulk read's planning with `exc` (empty: none found): column
+        names that clash in case, else objects missing or unplannable (`paths`)."""
+        if case_names.is_case_conflict(exc):
+            kept, clashing = conflicts.case_split(self, objs, table)
+            if len(kept) < len(objs):
+                return clashing
+        return paths.not_found(self.uri, objs, exc) or paths.unplannable(
+            lambda some: self.reader(merge=merge).load(list(map(self.load_path, some))), objs, exc)
+
+    def _indexed(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead] | None = None
+                 ) -> Loaded:
         options, schema = self._options(strict=False, merge=False)
         assert schema is not None
-        return file_index.indexed_read(self.spark, self.uri, options, schema, objs, failed, planned, heads)
+        return file_index.indexed_read(self.spark, self.uri, options, schema, objs, heads)
 
     def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
                       rows: int | None = None, seen: Observation | None = None) -> DataFrame:
-        """Lineage columns looked up by each row's file path; with `seen`, the rows and the rows
-        without lineage are observed on the way (what a one-pass write checks), and the file's
-        size and mtime (for the checked read's per-object checks) are left out.
-
-        The lookup table is one JSON literal that the JVM parses (a DataFrame made from Python
-        rows would start a Python worker to read them). Up to
-        `MAP_LOOKUP_MAX` objects, or while `rows` (the footers' count, when known) times the
-        objects stays under `MAP_PROBE_BUDGET`, it is a literal map probed per row (no join, no
-        broadcast stage); past that, a broadcast hash join (a map probe scans its keys), on a
-        64-bit hash of the path when the batch's paths have distinct hashes (every row's path is
-        one of them: a hash then names one path), else on the path. Spark inlines the probe into
-        each lineage column (a probe per column per row); an observation between the probe and the
-        columns would stop that, but is slower, as the struct is then copied row by row
-        (bench/lineage_rows.py measures these choices)."""
-        table: dict[str, dict[str, Any]] = {}
-        for o, path in zip(objs, lakejvm.path_uris(self.spark, map(self.uri, objs)), strict=True):
-            values = [o.bucket, o.key, o.etag, _micros(o.event_time)]
-            table[path] = dict(zip(LINEAGE, values, strict=True))
-        struct = "struct<" + ",".join(f"{c}:{'bigint' if c.endswith('time') else 'string'}"
-                                      for c in LINEAGE) + ">"
-        lookup = F.from_json(F.lit(json.dumps(table)), f"map<string,{struct}>")
-        with_meta = raw.select("*", F.col("_metadata.file_path").alias("_path"),
-                               F.col("_metadata.file_size").alias(FILE_SIZE),
-                               F.col("_metadata.file_modification_time").alias(FILE_MTIME))
-        if len(table) <= MAP_LOOKUP_MAX or (rows is not None and rows * len(table) <= MAP_PROBE_BUDGET):
-            found = with_meta.select("*", lookup[F.col("_path")].alias("_lineage"))
-        else:
-            paths = self.spark.range(1).select(F.explode(lookup).alias("_path", "_lineage"))
-            key = "_path"
-            if fast_paths.enabled("lineage-hash") and lineage_hash.distinct_hashes(list(table)):
-                key = "_path_hash"
-                paths = paths.select(F.xxhash64("_path").alias(key), "_lineage")
-                with_meta = with_meta.select("*", F.xxhash64("_path").alias(key))
-            found = with_meta.join(F.broadcast(paths), key, "left")
-        lineage = [(F.timestamp_micros(F.col("_lineage")[c]) if c.endswith("time")
-                    else F.col("_lineage")[c]).alias(c) for c in LINEAGE]
-        out = found.select(*(column_names.col(c) for c in with_meta.columns
-                             if c not in ("_path", "_path_hash")), *lineage,
-                           F.lit(batch_id).alias("_ingest_batch"))
-        if seen is None:
-            return out
-        return out.drop(FILE_SIZE, FILE_MTIME).observe(seen, *checks.one_pass_metrics())
-
-    def _as_headed(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead],
-                   planned: Planned | None) -> bool:
-        """Whether every object's planned file has the size its HEAD saw and an mtime less than
-        a second after the HEAD's (else it was overwritten since: the checked read names it).
-        False when the plan's files are not known."""
-        if not planned:
-            return False
-        for o, path in zip(objs, lakejvm.path_uris(self.spark, map(self.uri, objs)), strict=True):
-            status = planned.get(path)
-            if status is None:
-                return False
-            head = heads.get((o.bucket, o.key))
-            mtime = _micros(head.last_modified) if head is not None else None
-            if head is not None and (status[0] != head.size or
-                                     (mtime is not None and status[1] - mtime // 1000 >= 1000)):
-                return False
-        return True
+        """`lineage.with_lineage` over this reader's paths."""
+        return lineage.with_lineage(self.spark, self.uri, raw, objs, batch_id, rows, seen)
 
     def _one_pass(self, df: DataFrame, objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer],
                   failed: Failed, seen: Observation) -> ReadBatch:
@@ -301,61 +256,27 @@ class SparkReader:
         rows without lineage; rows per object are the footers', which `verify` holds the write to."""
         rows = {(o.bucket, o.key): footers[(o.bucket, o.key)].rows for o in objs}
         return ReadBatch(df, to_arrow_schema(df.schema), rows, {}, failed,
-                         verify=lambda: checks.one_pass(seen.get, objs, footers))
+                         verify=WriteCheck(sum(rows.values()), seen))
 
-    def _batch(self, df: DataFrame, seen: dict[Ref, checks.Seen], failed: Failed) -> ReadBatch:
+    def _batch(self, df: DataFrame, seen: dict[Ref, Seen], failed: Failed) -> ReadBatch:
         if (None, None) in seen:
             raise TerminalError("rows without lineage (file path not matched): please report this")
         rows = {ref: s.rows for ref, s in seen.items() if ref not in failed}
         bad = {ref: s.bad for ref, s in seen.items() if s.bad}
         replaced = {ref: s.replaced for ref, s in seen.items() if s.replaced and ref not in failed}
-        keep, malformed = _drop_failed(df, failed), None
+        keep, records = _drop_failed(df, failed), None
         if CORRUPT_COL in df.columns:
             if bad:
-                malformed = self._with_lines(df.filter(F.col(CORRUPT_COL).isNotNull()).select(
+                records = malformed.with_lines(self.spark, self.scheme, df.filter(
+                    F.col(CORRUPT_COL).isNotNull()).select(
                     *LINEAGE, "_ingest_batch", F.col(CORRUPT_COL).alias("record")), list(bad))
             keep = keep.filter(F.col(CORRUPT_COL).isNull()).drop(CORRUPT_COL)
-        keep = keep.drop(FILE_SIZE, FILE_MTIME)
+        keep = keep.drop(lineage.FILE_SIZE, lineage.FILE_MTIME)
         if not any(rows.values()):
             df.unpersist()
             return ReadBatch(None, None, rows, bad, failed)
-        return ReadBatch(keep, to_arrow_schema(keep.schema), rows, bad, failed, malformed, cached=(df,),
+        return ReadBatch(keep, to_arrow_schema(keep.schema), rows, bad, failed, records, cached=(df,),
                          replaced=replaced)
-
-
-    def _with_lines(self, malformed: DataFrame, refs: list[Ref]) -> DataFrame:
-        """Line numbers (1-based) of malformed records: only their objects are read again, as
-        text; the n-th copy of a line in an object matches the n-th malformed copy of it. All in
-        the JVM: executors need no Python worker (a split file's parts keep their order)."""
-        lines: Any = None
-        for bucket, key in refs:
-            path = GLOB.sub(r"\\\1", f"{self.scheme}://{bucket}/{key}")
-            text = self.spark.read.text(path).select(
-                F.lit(bucket).alias("_source_bucket"), F.lit(key).alias("_source_key"),
-                F.col("value").alias("record"), F.monotonically_increasing_id().alias("_pos"))
-            numbered = text.withColumn("line", F.row_number().over(Window.orderBy("_pos"))).drop("_pos")
-            lines = numbered if lines is None else lines.unionByName(numbered)
-        by_text = ["_source_bucket", "_source_key", "record"]
-        found = lines.withColumn("_n", F.row_number().over(Window.partitionBy(*by_text).orderBy("line")))
-        order = Window.partitionBy(*by_text).orderBy(F.monotonically_increasing_id())
-        return malformed.withColumn("_n", F.row_number().over(order)) \
-            .join(found, [*by_text, "_n"], "left").drop("_n")
-
-
-def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> bool:
-    """Whether every object's footer was read and all have the same Parquet schema (then
-    merging schemas changes nothing)."""
-    found = [footers.get((o.bucket, o.key)) for o in objs]
-    first = found[0] if found else None
-    return first is not None and all(f is not None and f.schema.equals(first.schema) for f in found)
-
-
-def _micros(t: datetime | None) -> int | None:
-    """Microseconds since the epoch, exactly (a naive time is local, as Spark would take it)."""
-    if t is None:
-        return None
-    aware = t if t.tzinfo is not None else t.astimezone()
-    return (aware - EPOCH) // timedelta(microseconds=1)
 
 
 def _drop_failed(df: DataFrame, failed: Failed) -> DataFrame:

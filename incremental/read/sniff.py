@@ -8,10 +8,8 @@ import json
 import zlib
 from collections.abc import Mapping, Sequence
 
-from lakeinlet.incremental.model import CORRUPT, PlannedObject
+from lakeinlet.incremental.model import CORRUPT, PlannedObject, Ref
 from lakeinlet.incremental.ports import ObjectHead
-
-Ref = tuple[str, str]
 
 FIRST_BYTES = 64 * 1024
 """Bytes of each JSON/CSV object read with its check before the read (one ranged GET, the HEAD's

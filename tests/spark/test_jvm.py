@@ -105,10 +105,9 @@ def test_the_file_index_builds_a_status_from_a_head_without_asking_the_store(
     now = datetime.now(UTC)
     objs = [PlannedObject("b", key, "e", None, 1, key, now, 0) for key in ("a.parquet", "b.parquet")]
     heads = {("b", "a.parquet"): ObjectHead(size, "e", then)}
-    planned: file_index.Planned = {}
     schema = T.StructType([T.StructField("id", T.LongType())])
-    df, left = file_index.indexed_read(spark, lambda o: f"file:{tmp_path}/{o.key}", {}, schema,
-                                       objs, {}, planned, heads)
+    read = file_index.indexed_read(spark, lambda o: f"file:{tmp_path}/{o.key}", {}, schema, objs, heads)
+    df, left, planned = read.df, read.objs, read.planned
     assert df is not None and left == objs
     by_name = {path.rpartition("/")[2]: status for path, status in planned.items()}
     assert by_name["a.parquet"] == (size, 1767323045000)
@@ -132,12 +131,10 @@ def test_the_file_index_fast_path_runs_on_this_spark_line(
     pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / "a.parquet")
     now = datetime.now(UTC)
     objs = [PlannedObject("b", key, "e", None, 1, key, now, 0) for key in ("a.parquet", "gone.parquet")]
-    failed: dict[tuple[str, str], tuple[str, str]] = {}
-    planned: file_index.Planned = {}
     schema = T.StructType([T.StructField("id", T.LongType())])
     with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
-        df, left = file_index.indexed_read(spark, lambda o: f"file:{tmp_path}/{o.key}", {}, schema,
-                                           objs, failed, planned)
+        read = file_index.indexed_read(spark, lambda o: f"file:{tmp_path}/{o.key}", {}, schema, objs)
+        df, left, failed, planned = read.df, read.objs, read.failed, read.planned
         assert df is not None and left == objs[:1]
         assert sorted(r[0] for r in df.collect()) == [1, 2]
         assert file_index.planned_files(df) == planned

@@ -104,11 +104,11 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     two of the batch's paths share a hash ("join on the path": as if they did)."""
     from datetime import datetime, timedelta
 
+    from lakeinlet.incremental.read import lineage as read_lineage
     from lakeinlet.incremental.read import lineage_hash
-    from lakeinlet.incremental.read import reader as spark_reader
 
-    monkeypatch.setattr(spark_reader, "MAP_LOOKUP_MAX", 64 if lookup == "map" else 0)
-    monkeypatch.setattr(spark_reader, "MAP_PROBE_BUDGET", 10**9 if lookup == "map" else 0)
+    monkeypatch.setattr(read_lineage, "MAP_LOOKUP_MAX", 64 if lookup == "map" else 0)
+    monkeypatch.setattr(read_lineage, "MAP_PROBE_BUDGET", 10**9 if lookup == "map" else 0)
     hashed: list[bool] = []  # per join: whether it was on the hashes
     distinct = lineage_hash.distinct_hashes
 

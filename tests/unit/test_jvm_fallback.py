@@ -88,9 +88,10 @@ def test_a_spark_without_the_file_index_internals_reads_the_plain_way_and_warns_
     spark = Session()
     reader = parquet_reader(spark, tmp_path)
     with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
-        first = reader._load(OBJS, {}, None)
-        second = reader._load(OBJS, {}, None)
-    assert first == second == ("planned by Spark", OBJS)
+        first = reader._load(OBJS, None)
+        second = reader._load(OBJS, None)
+    assert (first.df, first.objs, first.failed) == (second.df, second.objs, second.failed) == (
+        "planned by Spark", OBJS, {})
     assert spark.read.loads == [[reader.load_path(o) for o in OBJS]] * 2
     assert jvm_calls == ["of"]  # not tried again in this process
     [warned] = fallbacks(caplog)
@@ -112,7 +113,8 @@ def test_a_failed_request_falls_back_each_time_and_the_fast_path_is_tried_again(
     reader = parquet_reader(Session(), tmp_path)
     with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
         for _ in range(2):
-            assert reader._load(OBJS, {}, None) == ("planned by Spark", OBJS)
+            loaded = reader._load(OBJS, None)
+            assert (loaded.df, loaded.objs, loaded.failed) == ("planned by Spark", OBJS, {})
     assert len(tried) == 2 and [w["step"] for w in fallbacks(caplog)] == ["read", "read"]
 
 

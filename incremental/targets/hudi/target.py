@@ -20,6 +20,7 @@ from lakeinlet.incremental.model import (
     PlannedObject,
     Position,
     TargetCommit,
+    WriteCheck,
 )
 from lakeinlet.incremental.ports import CatalogFormat, Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
@@ -130,8 +131,8 @@ class HudiTarget:
                                 previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
             staged = Staged(outcomes, start, meta, self._with_deletions(data, rows, batch_id, batch.data),
                             batch.schema, "upsert", REPLACING)
-        if one:
-            self._write_checked(staged, batch)
+        if one and batch.verify is not None:
+            self._write_checked(staged, batch.verify, batch.data, sum(batch.rows.values()))
         return staged
 
     def publish(self, staged: Staged) -> int:
@@ -159,19 +160,19 @@ class HudiTarget:
             raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
                                  "another loader committed this batch")
 
-    def _write_checked(self, staged: Staged, batch: Any) -> None:
+    def _write_checked(self, staged: Staged, verify: WriteCheck, read: Any, rows: int) -> None:
         """Write `staged` in one pass and commit it, or leave it refused: inside Hudi's commit,
-        once the rows are written and before the instant completes, the batch's own checks
-        (`batch.problem`: rows read against the footers, every row with lineage) and Hudi's
-        (no write errors; a keyless insert wrote every row), then `publish`'s (the lease, the
-        checkpoint). A refused write is `rejected` (`discard` rolls its instant back); a lost
-        lease or a moved checkpoint is raised, its instant left to the lease's next holder."""
+        once the rows are written and before the instant completes, the batch's own check
+        (`verify`: rows read against the footers, every row with lineage, observed on `read`)
+        and Hudi's (no write errors; a keyless insert wrote every row: `rows`), then `publish`'s
+        (the lease, the checkpoint). A refused write is `rejected` (`discard` rolls its instant
+        back); a lost lease or a moved checkpoint is raised, left to the lease's next holder."""
         spark = self._spark()
-        promised = sum(batch.rows.values()) if staged.operation == "insert" else None
+        promised = rows if staged.operation == "insert" else None
 
         def check(written: one_pass.Written) -> None:
-            one_pass.observed(spark, batch.data)  # what `batch.problem` (and the loader's) reads
-            why = batch.problem() or written.problem(promised)
+            one_pass.observed(spark, read)  # what `verify` (and the loader's `batch.problem`) reads
+            why = verify.problem() or written.problem(promised)
             if why is not None:
                 staged.rejected = why
                 raise one_pass.Rejected(why)

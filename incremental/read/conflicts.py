@@ -1,0 +1,98 @@
+"""Objects of one batch whose column types (or the case of their column names) the batch cannot
+hold: each object's own types are read (`probes`), `checks` and `case_names` judge them, and the
+rest is read again without the objects set aside."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from lakeinlet import column_names
+from lakeinlet.errors import TerminalError
+from lakeinlet.incremental.model import PlannedObject, Ref
+from lakeinlet.incremental.read import case_names, checks, probes
+from lakeinlet.incremental.read.probes import Opener
+from lakeinlet.incremental.read.verdicts import Failed, Loaded
+
+
+def table_types(table: Any) -> dict[str, Any]:
+    """Column → Spark type of the table's (pyarrow) schema."""
+    return {f.name: f.dataType for f in from_arrow_schema(table, prefer_timestamp_ntz=True).fields}
+
+
+def quarantine(opener: Opener, objs: Sequence[PlannedObject], want: Mapping[str, Any],
+               typed: Mapping[Ref, Mapping[str, Any] | None] | None = None,
+               where: str = "in the table") -> tuple[list[PlannedObject], Failed]:
+    """The objects whose types agree with `want` (read alone unless `typed`), and the others."""
+    if typed is None:
+        typed = {(o.bucket, o.key): probes.object_types(opener, o) for o in objs}
+    failed = checks.type_conflicts(objs, want, typed, opener.uri,
+                                   opener.settings.on_type_conflict == "fail", where)
+    return [o for o in objs if (o.bucket, o.key) not in failed], failed
+
+
+def first_batch_agreement(opener: Opener, objs: Sequence[PlannedObject]
+                          ) -> tuple[list[PlannedObject], Failed]:
+    """The objects of a table's first batch that agree with the types most of them share."""
+    ordered = sorted(objs, key=lambda o: (o.event_time, o.commit_version))
+    typed = probes.typed_objects(opener, ordered)
+    want = checks.agreed_types([typed[r] for o in ordered if (r := (o.bucket, o.key)) in typed])
+    return quarantine(opener, objs, want, typed, checks.FIRST_BATCH)
+
+
+def split_conflicting(opener: Opener, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
+    """Parquet files of one batch whose types cannot be merged: the table's types win (in a
+    first batch, the types most objects agree on: `checks.agreed_types`), the others are
+    quarantined, the rest read again."""
+    keep, failed = quarantine(opener, objs, table_types(table)) if table is not None \
+        else first_batch_agreement(opener, objs)
+    if not keep or len(keep) == len(objs):
+        return Loaded(None, keep, failed)
+    return Loaded(probes.reread(opener, keep), keep, failed)
+
+
+def case_split(opener: Opener, objs: Sequence[PlannedObject], table: Any | None
+               ) -> tuple[list[PlannedObject], Failed]:
+    """The objects whose column names agree in case with the table's (`case_names.split`), and the others."""
+    ordered = sorted(objs, key=lambda o: (o.event_time, o.commit_version))
+    failed = case_names.split(ordered, probes.typed_objects(opener, ordered), table, opener.uri)
+    return [o for o in objs if (o.bucket, o.key) not in failed], failed
+
+
+def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
+    """Cast safe widenings to the table's types; objects whose types conflict are quarantined
+    (the rest is read again without them); new columns fail in strict schema mode."""
+    if table is None:
+        return _first_batch(opener, df, objs)
+    current = table_types(table)
+    if found := checks.conflicts({f.name: f.dataType for f in df.schema.fields}, current):
+        keep, failed = quarantine(opener, objs, current)
+        if not keep:
+            return Loaded(None, keep, failed)
+        if len(keep) == len(objs):  # only the batch's merged schema conflicts: no object to blame
+            raise TerminalError(f"type conflict: column {'; column '.join(found)} (the batch's "
+                                f"merged schema); set --schema to read these objects")
+        again = reconcile(opener, probes.reread(opener, keep), keep, table)
+        return replace(again, failed=failed | again.failed)
+    for f in df.schema.fields:
+        want = current.get(f.name)
+        if want is not None and want != f.dataType:
+            df = df.withColumn(f.name, column_names.col(f.name).cast(want))
+    if opener.settings.schema_mode == "strict" and (
+            new := set(df.columns) - set(current) - {"_corrupt_record"}):
+        raise TerminalError(f"--schema-mode strict: batch brings new columns {sorted(new)}")
+    return Loaded(df, list(objs))
+
+
+def _first_batch(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject]) -> Loaded:
+    """A first batch's inferred text read: the objects that disagree with most are set aside."""
+    if not checks.may_hide_conflicts(opener.settings, opener.schema, df.schema, len(objs)):
+        return Loaded(df, list(objs))
+    keep, failed = first_batch_agreement(opener, objs)
+    if len(keep) == len(objs) or not keep:
+        return Loaded(df if keep else None, keep, failed)
+    return Loaded(probes.reread(opener, keep), keep, failed)
