@@ -92,7 +92,7 @@ class Loader:
 
     def plan(self, start: Position) -> LoadPlan:
         rows, sizes = self.changelog.rows_after(start, self.caps.max_files)
-        return plan_batch(rows, start, self.caps, self.filters, sizes, self._known)
+        return plan_batch(rows, start, self.caps, self.filters, sizes, self._known, self.ledger.identical)
 
     def run_batch(self) -> BatchReport | None:
         """Plan, read, commit and record one batch; None when the changelog is caught up.

@@ -349,6 +349,11 @@ class QuarantinePort(Protocol):
 class LedgerPort(Protocol):
     def known(self, objs: Sequence[PlannedObject]) -> set[tuple[str, str, str]]: ...
 
+    def identical(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str, str], str]:
+        """Refs among `objs` whose ETag is their key's newest loaded version's (the same bytes
+        uploaded again), each with that version's identity."""
+        ...
+
     def loaded_times(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], datetime]:
         """(bucket, key)s among `objs` with a loaded version's rows in the target, each with the
         event time of the newest such version."""

@@ -108,6 +108,14 @@ class FakeLedger:
                 and v > removed.get((o.obj.bucket, o.obj.key), -1)}
         return {o.ref for o in objs if o.ref in refs}
 
+    def identical(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str, str], str]:
+        """As the Delta ledger: the newest loaded version's ETag, unless a later removal came."""
+        removed = {(o.obj.bucket, o.obj.key): v for v, o in self.rows if o.status == "removed"}
+        newest = {(o.obj.bucket, o.obj.key): o.obj for v, o in sorted(self.rows, key=lambda r: r[0])
+                  if o.status == "loaded" and v > removed.get((o.obj.bucket, o.obj.key), -1)}
+        return {o.ref: n.identity for o in objs if (n := newest.get((o.bucket, o.key))) is not None
+                and o.etag and (n.etag or "").strip('"') == o.etag.strip('"') and n.identity != o.identity}
+
     def loaded_times(self, objs: Sequence[PlannedObject]) -> dict[tuple[str, str], datetime]:
         newest: dict[tuple[str, str], Outcome] = {}
         for _, o in self.rows:

@@ -4,7 +4,7 @@ version's bytes (its rows replaced since) or a removed object's load again."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.incremental.ledger import DeltaLedger
 from lakeinlet.incremental.model import CORRUPT, FILTERED, LOADED, REMOVED, Outcome, PlannedObject, Position
 from lakeinlet.incremental.plan import IDENTICAL, Caps, Filters, plan_batch, rows_from_records
+from tests.fakes import T0, FakeChangelog, FakeLedger, MemoryTarget, loaded_rows, make
 from tests.unit.test_plan import nothing_known, rec, sizes
 
 pytestmark = pytest.mark.unit
@@ -46,3 +47,17 @@ def test_planning_records_an_identical_reupload_as_filtered_without_reading_it()
     assert (outcome.obj.key, outcome.status) == ("in/a.json", FILTERED)
     assert outcome.reason == IDENTICAL.format(etag=etag, version="v1")
     assert outcome.reason.startswith("identical content")
+
+
+def test_a_loader_drain_loads_a_key_once_per_distinct_content_on_a_versioned_bucket() -> None:
+    changelog, target, ledger = FakeChangelog(), MemoryTarget(), FakeLedger()
+    for n, (vid, etag) in enumerate([("v1", "E"), ("v2", "E"), ("v3", "F"), ("v4", "F")]):
+        row = FakeChangelog._row(n, 0, "a", False) | {"version_id": vid, "etag": etag,
+                                                       "event_time": T0 + timedelta(seconds=n)}
+        changelog.versions.append([row])
+        make(changelog, target, ledger).drain()  # one drain per upload: a batch keeps a key's newest
+    statuses = [(o.obj.version_id, o.status) for _, o in ledger.rows]
+    assert statuses == [("v1", LOADED), ("v2", FILTERED), ("v3", LOADED), ("v4", FILTERED)]
+    assert ledger.rows[1][1].reason == IDENTICAL.format(etag="E", version="v1")
+    assert ledger.rows[3][1].reason == IDENTICAL.format(etag="F", version="v3")
+    assert sum(loaded_rows(target).values()) == 2  # v1's and v3's rows, not v2's or v4's again
