@@ -20,7 +20,7 @@ from lakeinlet.incremental.cleanup_guard import Guard
 from lakeinlet.incremental.model import LOADED, REMOVED
 from lakeinlet.logs import event
 
-log = logging.getLogger("lakeinlet.cleanup")
+log = logging.getLogger(__name__)
 OFF, DELETE, ARCHIVE = "off", "delete", "archive"
 ARCHIVED, DELETED, SKIPPED = "archived", "deleted", "skipped"
 GONE, CHANGED = "gone", "changed"

@@ -16,7 +16,7 @@ from lakeinlet.incremental.objects import CHANGED as PRECONDITION_FAILED
 from lakeinlet.incremental.objects import NOT_FOUND, translate
 from lakeinlet.logs import event
 
-log = logging.getLogger("lakeinlet.cleanup")
+log = logging.getLogger(__name__)
 
 KEPT_HEADERS = ("ContentType", "ContentEncoding", "ContentDisposition", "ContentLanguage", "CacheControl")
 """Headers of the source a copy with new metadata repeats (S3 would otherwise reset them)."""

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from lakeinlet.incremental.registry import CatalogRef
     from lakeinlet.incremental.registry.entry import TableEntry
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -126,7 +126,7 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     events = [replace(e, event_time=t) for e, t in zip(events, times, strict=True)]
     p = parts(make_config(aws, lake, fmt), spark)
     record(p.changelog, events)
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         assert p.loader().drain().statuses["loaded"] == 3
     assert not [r for r in caplog.records if r.getMessage() in ("reread", "file_index_fallback")]
     got = Counter((r["_source_bucket"], r["_source_key"], r["_source_etag"], r["_source_event_time"])

@@ -44,7 +44,7 @@ from lakeinlet.retry import transient
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import TableLocation
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 
 FOREIGN_WAIT = (0.5, 1.0, 2.0)
 """Pauses before a location's metadata that the catalog does not know is called foreign: a loader
