@@ -19,6 +19,7 @@ def pages() -> dict[str, Callable[[], str]]:
             "reference/cli.md": cli.page,
             "reference/ledger-statuses.md": tables.ledger_statuses,
             "reference/exit-codes.md": tables.exit_codes,
+            "reference/status-json.md": tables.status_json,
             "reference/log-events.md": events.page,
             "operate/performance.md": performance.page}
 

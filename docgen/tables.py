@@ -110,3 +110,22 @@ def exit_codes() -> str:
         commands = ", ".join(f"`{x}`" for x in c.commands)
         lines.append(f"| {c.code} | {c.name} | {_cell(c.meaning)} | {_cell(c.action)} | {commands} |")
     return "\n".join(lines) + "\n"
+
+
+def status_json() -> str:
+    """The keys of `lakeinlet-load status --json` and `lakeinlet-poll status --json`."""
+    from lakeinlet.incremental.commands.status_json import FIELDS as LOAD
+    from lakeinlet.sources.status import FIELDS as POLL
+
+    lines = [GENERATED.format(source="`FIELDS` in incremental/commands/status_json.py and sources/status.py"),
+             "# Status as JSON", "",
+             "`lakeinlet-load status --json` prints one JSON object per route, one a line (a single "
+             "table is one object whose `route` is `\"\"`); `lakeinlet-poll status --json` prints one "
+             "object for its queue. Every key is always present; null means not known or not "
+             "configured. Times are ISO 8601 in UTC; durations are seconds. See "
+             "[status](../operate/status.md) for the text form of the same numbers.", ""]
+    for title, fields in (("`lakeinlet-load status --json`", LOAD), ("`lakeinlet-poll status --json`", POLL)):
+        lines += [f"## {title}", "", "| key | type | meaning |", "| --- | --- | --- |"]
+        lines += [f"| `{name}` | {kind} | {_cell(meaning)} |" for name, kind, meaning in fields]
+        lines.append("")
+    return "\n".join(lines)

@@ -101,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     st = _sub(sub, "status", "queue/DLQ depth, changelog head, checkpoint, lag", TABLES)
     st.add_argument("--queue-url", help="event queue to report the depth of")
     st.add_argument("--dlq-url", help="dead-letter queue to report the depth of")
+    st.add_argument("--json", action="store_true", help="print one JSON object per route instead of "
+                    "text (keys: docs/reference/status-json.md)")
     return parser
 
 

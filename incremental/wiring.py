@@ -98,18 +98,28 @@ class Parts:
             outcome += f", +{added} partitions" if added else ""
         return outcome
 
-    def catalog_line(self) -> str | None:
-        """`status`: whether the catalog entry is in step with the table."""
-        t = self.config.tables
-        if not t.catalog:
+    def catalog_verdict(self) -> tuple[bool | None, str] | None:
+        """`status`: None without --catalog; (None, why) before the table's first commit;
+        (True, "") when the entry is in step with the table, (False, what differs) when not."""
+        if not self.config.tables.catalog:
             return None
         found = self._catalog()
         if found is None:
-            return f"catalog:   {t.catalog} (registered after the table's first commit)"
+            return None, "registered after the table's first commit"
         ref, registry, entry = found
         why = registry.out_of_step(ref, entry)
-        return f"catalog:   OUT OF STEP: {why} (the next run repairs it)" if why else \
-            f"catalog:   {t.catalog} in step with the table"
+        return (False, why) if why else (True, "")
+
+    def catalog_line(self) -> str | None:
+        """`status`: whether the catalog entry is in step with the table."""
+        verdict, name = self.catalog_verdict(), self.config.tables.catalog
+        if verdict is None:
+            return None
+        in_step, why = verdict
+        if in_step is None:
+            return f"catalog:   {name} ({why})"
+        return f"catalog:   {name} in step with the table" if in_step else \
+            f"catalog:   OUT OF STEP: {why} (the next run repairs it)"
 
     def _catalog(self) -> tuple[CatalogRef, RegistryPort, TableEntry] | None:
         """The catalog reference, its registry and what it should say of the table (None without

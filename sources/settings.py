@@ -218,6 +218,8 @@ class StatusSection:
     queue_url: str = setting("", "URL of the SQS queue to report on.", metavar="URL", required=True)
     changelog: str | None = setting(None, "Changelog table whose head version and time to report.",
                                     metavar="URI")
+    json: bool = setting(False, "Print one JSON object (keys: docs/reference/status-json.md) instead "
+                               "of `key value` lines; --log-format json does too.")
 
     def validate(self) -> list[str]:
         return [] if self.queue_url else [missing("--queue-url")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from datetime import datetime
 
 from lakeinlet.aws import client
@@ -55,6 +56,12 @@ def shown(uri: str) -> str:
 
 
 def cmd_status(parts: Parts, args: argparse.Namespace) -> int:
+    if args.json:  # one object, after the changelog check: its fields need the head
+        from lakeinlet.incremental.commands.status_json import status_object  # it imports `shown`
+
+        require_changelog(parts.changelog)
+        say(json.dumps(status_object(parts, args.queue_url, args.dlq_url, args.route_name)))
+        return 0
     if queues := queue_lines(parts, args.queue_url, args.dlq_url):
         say("\n".join(queues))
     require_changelog(parts.changelog)  # after the queues: a new deployment's events may be there

@@ -60,3 +60,13 @@ def test_a_target_no_registry_takes_is_refused_naming_its_format(
     refused = "catalog registration: expected a delta or hudi table, found iceberg"
     with pytest.raises(ConfigError, match=refused):
         parts(Described(None, []), in_process_aws, tmp_path, "iceberg").register()
+
+
+def test_status_json_says_whether_the_catalog_is_in_step(in_process_aws: AwsSection, tmp_path: Path) -> None:
+    """`status --json`'s catalog_in_step/catalog_problem come from the verdict the text line says."""
+    p = parts(Described(HUDI_CATALOG, []), in_process_aws, tmp_path)
+    in_step, why = p.catalog_verdict() or (None, "")
+    assert in_step is False and "no such table" in why
+    assert p.catalog_line() == f"catalog:   OUT OF STEP: {why} (the next run repairs it)"
+    p.register()
+    assert p.catalog_verdict() == (True, "")
