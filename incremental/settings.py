@@ -14,6 +14,7 @@ from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
 from lakeinlet.logs import LogSection
+from lakeinlet.metrics import MetricsSection
 from lakeinlet.own import location
 from lakeinlet.redact import redact_setting
 from lakeinlet.spark import SparkSection
@@ -286,8 +287,12 @@ class LoaderConfig:
     aws: AwsSection = field(default_factory=AwsSection)
     log: LogSection = field(default_factory=LogSection)
     routes: RoutesSection = field(default_factory=RoutesSection)
+    metrics: MetricsSection = field(default_factory=MetricsSection)
 
     def validate(self) -> list[str]:
+        slow = [] if self.metrics.health_seconds > self.run.interval_seconds else [
+            f"--health-seconds ({self.metrics.health_seconds:g}) must exceed --interval-seconds "
+            f"({self.run.interval_seconds:g}): an idle loader beats once a drain"]
         if self.tables.table or self.routes.enabled:
-            return self.cleanup.conflicts(self.plan)
-        return [missing("--table") + "; or give routes (--routes FILE or --route-def)"]
+            return slow + self.cleanup.conflicts(self.plan)
+        return [*slow, missing("--table") + "; or give routes (--routes FILE or --route-def)"]

@@ -104,6 +104,11 @@ def event(logger: logging.Logger, name: str, level: int = logging.INFO, **fields
     logger.log(level, name, extra={_FIELDS: fields})
 
 
+def fields_of(record: logging.LogRecord) -> dict[str, Any]:
+    """The fields an `event` gave its record ({} for a plain log line)."""
+    return dict(getattr(record, _FIELDS, {}))
+
+
 @dataclass(frozen=True)
 class LogSection:
     """Logging: one structured line per batch, for people (text) or log pipelines (json)."""

@@ -15,11 +15,13 @@ from lakeinlet.changelog.maintain import maintain
 from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
+from lakeinlet.metrics import registry_of, serving
 from lakeinlet.own import OwnLocations
 from lakeinlet.preflight import check_locations
 from lakeinlet.signals import stop_on_signals
 from lakeinlet.sources.commands import PROG, USAGES, build_parser, commands_epilog
 from lakeinlet.sources.envelopes import EventFilter
+from lakeinlet.sources.metrics import PollerCollector, beating
 from lakeinlet.sources.poller import Poller, PollerSettings, RunSummary
 from lakeinlet.sources.settings import MaintainConfig, SourceConfig, StatusConfig
 from lakeinlet.sources.sqs import SqsQueue
@@ -70,9 +72,12 @@ def run(config: SourceConfig) -> RunSummary:
         log.warning("--any-bucket: events from every bucket are written (no --bucket allow-list)")
     queue = SqsQueue.from_config(config.queue.queue_url, config.aws)
     dlq = dead_letter_queue(config, queue) if settings.poison == "dlq" else None
+    heart = config.metrics.heartbeat()
     poller = Poller(queue=queue, changelog=OpenDeltaChangelog(config.changelog.uri, config.aws),
-                    settings=settings, dlq=dlq)
-    with stop_on_signals(poller.stop, "after the open batch"):
+                    settings=settings, dlq=dlq, beat=beating(heart))
+    registry = registry_of(heart)
+    registry.register(PollerCollector(poller.summary))
+    with serving(config.metrics, registry, heart, PROG), stop_on_signals(poller.stop, "after the open batch"):
         try:
             return poller.run()
         finally:

@@ -73,11 +73,12 @@ class Poller:
     def __init__(self, *, queue: Queue, changelog: Changelog, settings: PollerSettings,
                  dlq: DeadLetterQueue | None = None, clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 crash: Callable[[str], None] = lambda step: None) -> None:
+                 crash: Callable[[str], None] = lambda step: None,
+                 beat: Callable[[RunSummary], None] = lambda summary: None) -> None:
         """`dlq` is where poison messages are moved with `settings.poison == "dlq"` (required
-        then; raises TerminalError without it)."""
+        then; raises TerminalError without it); `beat` is called after every pass of the loop."""
         self._queue, self._changelog, self.settings = queue, changelog, settings
-        self._clock, self._now, self._crash = clock, now, crash
+        self._clock, self._now, self._crash, self._beat = clock, now, crash, beat
         self._keeper = VisibilityKeeper(queue, settings.visibility_timeout, clock)
         ceiling = settings.receivers_ceiling
         # A delete call acks what one receive brought: as many in flight as receives keeps up.
@@ -159,6 +160,8 @@ class Poller:
         s = self.settings
         while not self._stop.is_set() and self._failure is None:
             self._spawn(self._scaler.tick())
+            self.summary.receivers, self.summary.receive_errors = self._scaler.target, self._retries.failures
+            self._beat(self.summary)
             self._deleting.collect(DELETING_BATCHES)
             left = batch.seconds_left(self._clock(), s.batch_seconds)
             batch = self._take(batch, 0.2 if left is None else max(0.001, min(left, 0.2)))

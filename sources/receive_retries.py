@@ -22,6 +22,8 @@ class RetryReport:
         self._lock = threading.Lock()
         self._logged_at: float | None = None
         self._since_log = 0
+        self.failures = 0
+        """Receive failures since the start (the receive errors metric)."""
 
     def succeeded(self) -> None:
         self._connected = True
@@ -31,6 +33,7 @@ class RetryReport:
         now = self._clock()
         with self._lock:
             self._since_log += 1
+            self.failures += 1
             if not self._connected and now - self._started >= self._timeout:
                 return TerminalError(f"no receive succeeded in {now - self._started:.0f} s "
                                      f"(--connect-timeout-seconds {self._timeout:g}): {exc}")

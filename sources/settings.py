@@ -9,6 +9,7 @@ from lakeinlet.changelog.settings import MaintainSection
 from lakeinlet.config import missing, setting
 from lakeinlet.events import WANTED
 from lakeinlet.logs import LogSection
+from lakeinlet.metrics import MetricsSection
 from lakeinlet.own import location
 
 
@@ -199,6 +200,7 @@ class SourceConfig:
     changelog: ChangelogSection = field(default_factory=ChangelogSection)
     aws: AwsSection = field(default_factory=AwsSection)
     log: LogSection = field(default_factory=LogSection)
+    metrics: MetricsSection = field(default_factory=MetricsSection)
 
     def validate(self) -> list[str]:
         problems = []

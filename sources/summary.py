@@ -52,6 +52,12 @@ class RunSummary:
     """Changelog versions another poller committed first (each retried at the next version)."""
     receivers_max: int = 0
     """The most receivers that polled at once (a backlog adds some, up to --max-receivers)."""
+    receivers: int = 0
+    """The receivers polling now (the metric; the summary line's is the last)."""
+    receive_errors: int = 0
+    """Receives that failed and were retried."""
+    commit_seconds: float = 0.0
+    """Time the batches' changelog commits took, together."""
     seconds: float = 0.0
 
     def add(self, batch: OpenBatch, out: BatchOutcome) -> None:
@@ -59,6 +65,7 @@ class RunSummary:
         failures = out.acks.failures + out.moves.acks.failures
         self.batches += 1
         self.commits += out.version is not None
+        self.commit_seconds += out.commit_s
         self.messages += batch.messages
         self.events += batch.events
         self.rows += len(batch.rows)

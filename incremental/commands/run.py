@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from lakeinlet.incremental.cleanup import Cleanup
 from lakeinlet.incremental.commands.between_drains import after_drain, clean_routes, maintaining, register
 from lakeinlet.incremental.commands.fanout import Fanout, RouteRun
+from lakeinlet.incremental.commands.watch import watching
 from lakeinlet.incremental.console import Stop, progress, routes_summary, table_summary
 from lakeinlet.incremental.routes import Route, selected, unrouted_config
 from lakeinlet.incremental.settings import LoaderConfig
@@ -64,14 +65,18 @@ def loop(config: LoaderConfig, runs: list[RouteRun], clock: Callable[[], float] 
 def go(fan: Fanout, parts: Sequence[Parts], cleans: Sequence[tuple[str, Cleanup | None]],
        args: argparse.Namespace, stop: Stop) -> None:
     """Once, until caught up (--drain) or --continuous until stopped, with each table's cleanup
-    after a drain and, with --continuous, the periodic backfill and compaction."""
+    after a drain and, with --continuous, the periodic backfill and compaction; every batch and
+    drain beats the heartbeat and counts in the metrics (`watch`)."""
     def stopped() -> bool:
         return stop.requested
 
-    with stop_on_signals(stop, "after the current batch"):
+    with stop_on_signals(stop, "after the current batch"), \
+            watching(parts[0].config.metrics, fan, parts) as watch:
+        fan.progress = watch.progress(fan.progress)
         if args.continuous:
             after = functools.partial(after_drain, parts, cleans, stopped)
-            fan.continuous(stopped, stop.pause, maintaining(parts, fan.runs, after))
+            fan.continuous(stopped, stop.pause, watch.after_drain(maintaining(parts, fan.runs, after)))
         else:
             fan.drain(stopped, once=not args.drain)
             clean_routes(cleans, stopped)
+            watch.drained()
