@@ -41,7 +41,20 @@ class LoaderMetrics(Collector):
                                "outcome")
         self.passes = counter("cleanup_passes", "Cleanup passes, by result (ok, failed)", "result")
         self.maintain = counter("maintain", "Periodic compactions, by result (ok, failed)", "result")
+        for run in runs:  # every series from the start, at 0: a rate() needs its first sample
+            self._zeros(run.name)
         registry.register(self)
+
+    def _zeros(self, route: str) -> None:
+        self.batches.labels(route)
+        self.rows.labels(route)
+        self.bytes.labels(route)
+        self.failures.labels(route)
+        for result in ("ok", "failed"):
+            self.passes.labels(route, result)
+            self.maintain.labels(route, result)
+        for outcome in CLEANUP_OUTCOMES:
+            self.cleanup.labels(route, outcome)
 
     def batch(self, report: BatchReport, route: str | None) -> None:
         """Count one committed batch (the Fanout's progress hook)."""

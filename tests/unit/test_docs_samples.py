@@ -52,3 +52,23 @@ def test_the_glue_job_script_hands_its_parameter_to_lakeinlet_load(monkeypatch: 
         runpy.run_path(str(SAMPLES / "glue_job.py"), run_name="__main__")
     assert done.value.code == 0
     assert seen == [["run", "--drain", "--changelog", "s3://lake/change log", "--table", "s3://lake/orders"]]
+
+
+def test_the_kubernetes_sample_probes_what_its_jobs_serve() -> None:
+    """Each container's args are valid settings of its job, and its probes ask the port and the
+    file those settings give."""
+    yaml = pytest.importorskip("yaml")
+    from lakeinlet.sources import job as poll
+    from lakeinlet.sources.settings import SourceConfig
+
+    docs = list(yaml.safe_load_all((SAMPLES / "kubernetes.yaml").read_text(encoding="utf-8")))
+    jobs = {"lakeinlet-poll": (poll.parsers()[None], SourceConfig),
+            "lakeinlet-load": (job.build_parser(), LoaderConfig)}
+    for doc in docs:
+        [box] = doc["spec"]["template"]["spec"]["containers"]
+        parser, config_cls = jobs[box["command"][0]]
+        metrics = resolve(config_cls, parser.parse_args(box["args"]), environ={}).metrics
+        assert box["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": metrics.port}
+        assert (metrics.host, metrics.health_file) == ("0.0.0.0", "/tmp/lakeinlet.alive")
+        assert f"find {metrics.health_file} " in box["readinessProbe"]["exec"]["command"][-1]
+    assert [d["metadata"]["name"] for d in docs] == ["lakeinlet-poll", "lakeinlet-load"]

@@ -45,6 +45,8 @@ def get(url: str) -> tuple[int, str]:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+    except urllib.error.URLError as exc:  # not listening (yet): a process still starting
+        return 0, str(exc.reason)
 
 
 def test_idle_lines_every_few_minutes_file_touched_and_verdict(tmp_path: Path,
