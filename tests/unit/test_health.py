@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -112,7 +113,8 @@ def test_healthz_is_503_for_a_wedged_loop_and_200_for_an_idle_one() -> None:
             t.start()
         assert stuck_log.entered.wait(30)
         clock.now = 6.0  # past the 5 s bound for both
-        while idle_heart.last < 6.0:  # the idle loop passes again (every 0.2 s); the stuck one cannot
+        deadline = time.monotonic() + 30  # bounded: a loop that never passes fails below, not hangs
+        while idle_heart.last < 6.0 and time.monotonic() < deadline:
             threading.Event().wait(0.05)
         assert get(f"http://127.0.0.1:{port}/healthz") == (
             503, "stalled: the loop last passed 6.0 s ago (bound 5 s, --health-seconds)\n")
