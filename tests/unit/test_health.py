@@ -10,6 +10,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,55 @@ def test_healthz_is_503_for_a_wedged_loop_and_200_for_an_idle_one() -> None:
         for t in threads:
             t.join(30)
     assert stuck.summary.rows == 1
+
+
+def test_a_one_shot_run_pushes_its_metrics_and_a_failed_push_is_one_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    got: list[tuple[str, str, bytes]] = []
+
+    class Gateway(BaseHTTPRequestHandler):
+        def do_PUT(self) -> None:
+            got.append((self.command, self.path, self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    gateway = ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
+    threading.Thread(target=gateway.serve_forever, daemon=True).start()
+    heart = Heartbeat(None, 10, 0)
+    try:
+        with serving(MetricsSection(push_gateway=f"127.0.0.1:{gateway.server_port}"), registry_of(heart),
+                     heart, "lakeinlet-load"):
+            pass
+    finally:
+        gateway.shutdown()
+        gateway.server_close()
+    [(verb, path, body)] = got
+    assert (verb, path) == ("PUT", "/metrics/job/lakeinlet-load")
+    assert b"lakeinlet_heartbeat_age_seconds" in body
+    nobody = MetricsSection(push_gateway=f"127.0.0.1:{free_port()}")
+    with caplog.at_level(logging.WARNING, logger="lakeinlet"), \
+            serving(nobody, registry_of(heart), heart, "x"):
+        pass
+    [warned] = [fields_of(r) for r in caplog.records if r.getMessage() == "metrics push failed"]
+    assert "Connection refused" in warned["error"]
+
+
+def test_a_port_in_use_and_a_bound_below_the_pause_are_one_line_each() -> None:
+    from lakeinlet.incremental.settings import LoaderConfig, RunSection, TablesSection
+
+    heart = Heartbeat(None, 10, 0)
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(ConfigError) as caught, serving(MetricsSection(port=port), registry_of(heart),
+                                                            heart, "x"):
+            pass
+    assert caught.value.problems[0].startswith(f"--metrics-port {port} on 127.0.0.1: cannot listen (")
+    config = LoaderConfig(tables=TablesSection(changelog="cl", table="t"),
+                          run=RunSection(interval_seconds=60), metrics=MetricsSection(health_seconds=30))
+    assert config.validate() == ["--health-seconds (30) must exceed --interval-seconds (60): an idle "
+                                 "loader beats once a drain"]
