@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -89,11 +90,14 @@ def _position_gauges(views: dict[str, ck.CheckpointView], now: datetime) -> Iter
     gauges = {name: GaugeMetricFamily(f"lakeinlet_loader_{name}", text, labels=["route"]) for name, text in (
         ("lag_versions", "Changelog versions after the checkpoint, at the last drain's end"),
         ("lag_events", "Changelog events not loaded yet, at the last drain's end"),
+        ("lag_bytes", "Bytes of the objects the pending versions announce, at the last drain's end"),
         ("changelog_head_version", "The changelog's newest version, at the last drain's end"),
         ("freshness_seconds", "Now − the newest S3 event time loaded into the target"))}
     for route, view in views.items():
         gauges["lag_versions"].add_metric([route], view.lag_versions)
         gauges["lag_events"].add_metric([route], view.lag_events)
+        if view.lag_bytes is not None:  # a pending commit that does not record its bytes
+            gauges["lag_bytes"].add_metric([route], view.lag_bytes)
         gauges["changelog_head_version"].add_metric([route], view.head)
         newest = view.watermark.event_time if view.watermark else None
         if newest is not None:
@@ -126,3 +130,25 @@ class EventCounts(logging.Handler):
         self.metrics.passes.labels(route, "ok").inc()
         for outcome in CLEANUP_OUTCOMES:
             self.metrics.cleanup.labels(route, outcome).inc(int(fields.get(outcome) or 0))
+
+
+@contextmanager
+def counting(metrics: LoaderMetrics | None) -> Iterator[None]:
+    """The run's events counted into `metrics` whatever --log-level prints: the `lakeinlet` tree
+    lets INFO through to the counter while its printing handlers keep the level it had."""
+    if metrics is None:
+        yield
+        return
+    tree, counts = logging.getLogger("lakeinlet"), EventCounts(metrics)
+    level, shown, printing = tree.level, tree.getEffectiveLevel(), {h: h.level for h in tree.handlers}
+    for handler in printing:
+        handler.setLevel(max(handler.level, shown))
+    tree.setLevel(min(shown, logging.INFO))
+    tree.addHandler(counts)
+    try:
+        yield
+    finally:
+        tree.removeHandler(counts)
+        tree.setLevel(level)
+        for handler, was in printing.items():
+            handler.setLevel(was)

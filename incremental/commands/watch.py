@@ -3,7 +3,6 @@ measures the routes' lag and freshness (with metrics on), and the endpoint serve
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from typing import Any
 
 from lakeinlet.health import Heartbeat
 from lakeinlet.incremental.commands.fanout import Fanout
-from lakeinlet.incremental.metrics import EventCounts, LoaderMetrics
+from lakeinlet.incremental.metrics import LoaderMetrics, counting
 from lakeinlet.incremental.reports import BatchReport
 from lakeinlet.incremental.wiring import Parts
 from lakeinlet.metrics import MetricsSection, registry_of, serving
@@ -67,13 +66,5 @@ def watching(section: MetricsSection, fan: Fanout, parts: Sequence[Parts]) -> It
     heart = section.heartbeat()
     registry = registry_of(heart)
     metrics = LoaderMetrics(registry, fan.runs) if section.port or section.push_gateway else None
-    counts = EventCounts(metrics) if metrics else None
-    tree = logging.getLogger("lakeinlet")
-    if counts:
-        tree.addHandler(counts)
-    try:
-        with serving(section, registry, heart, "lakeinlet-load"):
-            yield Watch(heart, metrics, fan, parts)
-    finally:
-        if counts:
-            tree.removeHandler(counts)
+    with counting(metrics), serving(section, registry, heart, "lakeinlet-load"):
+        yield Watch(heart, metrics, fan, parts)

@@ -117,7 +117,8 @@ def test_both_endpoints_serve_every_documented_metric_after_a_known_workload(
     assert batches >= 1
     assert sample(loaded, "lakeinlet_loader_batch_seconds_count", **route, step="total") == batches
     assert (sample(loaded, "lakeinlet_loader_lag_versions", **route),
-            sample(loaded, "lakeinlet_loader_lag_events", **route)) == (0, 0)
+            sample(loaded, "lakeinlet_loader_lag_events", **route),
+            sample(loaded, "lakeinlet_loader_lag_bytes", **route)) == (0, 0, 0)
     assert 0 <= sample(loaded, "lakeinlet_loader_freshness_seconds", **route) < 600
     assert sample(loaded, "lakeinlet_loader_drain_failures_total", **route) == 0
     idle = [fields_of(r) for r in caplog.records if r.getMessage() == "idle"]

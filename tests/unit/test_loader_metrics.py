@@ -17,7 +17,7 @@ from lakeinlet import logs
 from lakeinlet.health import Heartbeat
 from lakeinlet.incremental.commands.fanout import Fanout, RouteRun
 from lakeinlet.incremental.commands.watch import Watch
-from lakeinlet.incremental.metrics import EventCounts, LoaderMetrics
+from lakeinlet.incremental.metrics import EventCounts, LoaderMetrics, counting
 from lakeinlet.incremental.model import LoadPlan, Outcome, PlannedObject, Position
 from lakeinlet.incremental.reports import BatchReport, Summary
 from tests.unit.test_health import Clock
@@ -99,3 +99,27 @@ def test_a_drain_that_hangs_goes_stale_while_an_idle_loop_keeps_passing() -> Non
     gate.set()
     for t in threads:
         t.join(30)
+
+
+def test_events_are_counted_at_any_log_level_and_printed_only_at_theirs() -> None:
+    """--log-level WARNING hides the INFO `cleanup` line, not its count."""
+    registry, tree = CollectorRegistry(), logging.getLogger("lakeinlet")
+    metrics = LoaderMetrics(registry, [RouteRun("", cast(Any, None))])
+    printed: list[str] = []
+    printer = logging.Handler()
+    printer.emit = lambda record: printed.append(record.getMessage())  # type: ignore[method-assign]
+    tree.addHandler(printer)
+    level = tree.level
+    tree.setLevel(logging.WARNING)
+    try:
+        said = logging.getLogger("lakeinlet.x")
+        with counting(metrics):
+            logs.event(said, "cleanup", archived=1, deleted=0, skipped=0, failed=0)
+            logs.event(said, "cleanup failed", level=logging.WARNING, error="e")
+        assert tree.level == logging.WARNING and printer.level == logging.NOTSET
+    finally:
+        tree.removeHandler(printer)
+        tree.setLevel(level)
+    assert printed == ["cleanup failed"]
+    passes = registry.get_sample_value("lakeinlet_loader_cleanup_passes_total", {"route": "", "result": "ok"})
+    assert passes == 1
