@@ -37,9 +37,9 @@ def unfit(spark: SparkSession, objs: Sequence[PlannedObject], by_key: Mapping[st
     for i, (o, c, v, t) in enumerate(checks):
         if row is not None and row[i] and (o.bucket, o.key) not in out:
             out[(o.bucket, o.key)] = (SCHEMA_CONFLICT, (
-                f"partition value {c}={v!r} in key s3://{o.bucket}/{o.key} is not a "
-                f"{t.simpleString()}, the type of column {c!r} in the table: move the object under "
-                f"a key with a {t.simpleString()} value, or --partition-columns without {c}"))
+                f"partition value {c}={v!r} in key s3://{o.bucket}/{o.key} does not cast to "
+                f"{t.simpleString()}, the type of column {c!r} (table or --schema): move the object "
+                f"under a key with a {t.simpleString()} value, or set --partition-columns without {c}"))
     return out
 
 

@@ -48,7 +48,8 @@ def test_vpc_flow_log_folders_become_typed_partition_columns(spark: Any, aws: Aw
     assert {k: r["status"] for k, r in ledger.items()} == {
         **dict.fromkeys(list(objects)[:3], "loaded"), "day=xx/hour=12/d.parquet": "schema_conflict"}
     assert ledger["day=xx/hour=12/d.parquet"]["reason"].startswith(
-        f"partition value day='xx' in key s3://{landing}/{VPC}day=xx/hour=12/d.parquet is not a int")
+        f"partition value day='xx' in key s3://{landing}/{VPC}day=xx/hour=12/d.parquet does not cast to int, "
+        "the type of column 'day' (table or --schema)")
     rows = target_rows(p)
     assert rows.schema.field("day").type == pa.int32()
     got = sorted((r["srcaddr"], r["day"], r["hour"], r["year"], r["aws_region"], r["aws_account_id"])
