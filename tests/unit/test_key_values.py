@@ -52,3 +52,15 @@ def test_partition_columns_setting_selects_columns() -> None:
     # --schema-mode strict on an existing table: only the columns it holds
     assert found(objs, (), "auto", {"DT": object()}, True) == {
         "t/dt=1/region=eu/a.json": {"dt": "1"}, "t/dt=2/b.json": {"dt": "2"}}
+
+
+def test_partition_columns_is_a_route_key() -> None:
+    from dataclasses import replace
+
+    from lakeinlet.incremental.routes import RoutesSection, routes_of
+    from lakeinlet.incremental.settings import LoaderConfig, TablesSection
+
+    cfg = replace(LoaderConfig(), tables=TablesSection(changelog="c"), routes=RoutesSection(route_def=(
+        "a: table=s3://l/a; prefix=x/; partition_columns=none", "b: table=s3://l/b; prefix=y/")))
+    got = [(r.name, r.config.read.partition_columns) for r in routes_of(cfg)]
+    assert got == [("a", "none"), ("b", "auto")]
