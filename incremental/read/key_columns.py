@@ -31,8 +31,10 @@ def unfit(spark: SparkSession, objs: Sequence[PlannedObject], by_key: Mapping[st
               if v is not None and c.lower() in typed]
     if not checks:
         return {}
-    row = spark.range(1).select(*(F.lit(v).cast(t).isNull().alias(f"c{i}")
-                                  for i, (_, _, v, t) in enumerate(checks))).first()
+    # try_cast: under ANSI mode (Spark 4's default) a cast that fails raises instead of giving null
+    row = spark.range(1).select(*(F.lit(v).alias(f"c{i}") for i, (_, _, v, _) in enumerate(checks))) \
+        .selectExpr(*(f"try_cast(c{i} AS {t.simpleString()}) IS NULL" for i, (*_, t) in enumerate(checks))) \
+        .first()
     out: Failed = {}
     for i, (o, c, v, t) in enumerate(checks):
         if row is not None and row[i] and (o.bucket, o.key) not in out:
@@ -68,8 +70,15 @@ def with_columns(df: DataFrame, by_key: Mapping[str, Mapping[str, str | None]],
 
 def _column(value: Column, field: T.StructField | None, table_type: Any | None) -> Column:
     if field is not None:
-        return F.coalesce(column_names.col(field.name), value.cast(field.dataType))
-    return value if table_type is None else value.cast(table_type)
+        return F.coalesce(column_names.col(field.name), _try_cast(value, field.dataType))
+    return value if table_type is None else _try_cast(value, table_type)
+
+
+def _try_cast(value: Column, to: Any) -> Column:
+    """A cast that gives null where the value does not cast, as Spark 3.5's default cast does;
+    Spark 4's ANSI cast would fail the read (`Column.try_cast` is Spark 4's)."""
+    try_cast = getattr(Column, "try_cast", None)  # on the class: a column's attribute is a field
+    return try_cast(value, to) if try_cast is not None else value.cast(to)
 
 
 def _kept(field: T.StructField, added: Mapping[str, Column], names: Sequence[str]) -> Column:
