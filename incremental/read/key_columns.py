@@ -53,11 +53,15 @@ def with_columns(df: DataFrame, by_key: Mapping[str, Mapping[str, str | None]],
     folders: dict[str, dict[str, str | None]] = {}
     for key, vals in by_key.items():
         folders.setdefault(key[:key.rfind("/") + 1], {}).update(vals)
-    names = list(dict.fromkeys(n for vals in folders.values() for n in vals))
+    spelled: dict[str, str] = {}  # one column per name in any case, spelled as first found
+    for vals in folders.values():
+        spelled.update({n.lower(): spelled.get(n.lower(), n) for n in vals})
+    names = list(spelled.values())
     if not names:
         return df
     struct = "struct<" + ",".join(f"`{i}`:string" for i in range(len(names))) + ">"
-    table = {f: {str(i): vals.get(n) for i, n in enumerate(names)} for f, vals in folders.items()}
+    table = {f: {str(i): {k.lower(): v for k, v in vals.items()}.get(n.lower()) for i, n in enumerate(names)}
+             for f, vals in folders.items()}
     lookup = F.from_json(F.lit(json.dumps(table)), f"map<string,{struct}>")[
         F.regexp_extract("_source_key", r"^(.*/)", 1)]
     held = {f.name.lower(): f for f in df.schema.fields}

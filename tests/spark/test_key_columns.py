@@ -33,7 +33,7 @@ def test_vpc_flow_log_folders_become_typed_partition_columns(spark: Any, aws: Aw
     objects = {
         "day=27/hour=09/a.parquet": [{"srcaddr": "a", "bytes": 1}, {"srcaddr": "b", "bytes": 2}],
         "day=28/hour=__HIVE_DEFAULT_PARTITION__/b.parquet": [{"srcaddr": "c", "bytes": 3}],
-        "day=28/hour=11/c.parquet": [{"srcaddr": "d", "bytes": 4, "hour": "10"},
+        "Day=28/hour=11/c.parquet": [{"srcaddr": "d", "bytes": 4, "hour": "10"},  # Day: the column day
                                      {"srcaddr": "e", "bytes": 5, "hour": None}],
         "day=xx/hour=12/d.parquet": [{"srcaddr": "f", "bytes": 6}],
     }
