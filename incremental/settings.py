@@ -141,8 +141,12 @@ class ReadSection:
         return dict(kv.split("=", 1) for kv in self.read_option)
 
     def validate(self) -> list[str]:
-        return [f"--read-option: expected key=value, found {redact_setting(kv)!r}"
-                for kv in self.read_option if "=" not in kv]
+        problems = [f"--read-option: expected key=value, found {redact_setting(kv)!r}"
+                    for kv in self.read_option if "=" not in kv]
+        if re.search(r"[=/]", self.partition_columns):  # a folder (dt=1/) where names are asked
+            problems.append("--partition-columns: expected auto, none or column names, found "
+                            f"{self.partition_columns!r}")
+        return problems
 
 
 @dataclass(frozen=True)

@@ -64,3 +64,11 @@ def test_partition_columns_is_a_route_key() -> None:
         "a: table=s3://l/a; prefix=x/; partition_columns=none", "b: table=s3://l/b; prefix=y/")))
     got = [(r.name, r.config.read.partition_columns) for r in routes_of(cfg)]
     assert got == [("a", "none"), ("b", "auto")]
+
+
+def test_partition_columns_names_no_folder() -> None:
+    from lakeinlet.incremental.settings import ReadSection
+
+    assert ReadSection(partition_columns="dt,region").validate() == []
+    assert ReadSection(partition_columns="dt=1").validate() == [
+        "--partition-columns: expected auto, none or column names, found 'dt=1'"]
