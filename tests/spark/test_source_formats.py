@@ -103,8 +103,13 @@ def test_avro_evolves_and_parquet_codecs_load(spark: Any, aws: AwsSection, tmp_p
             _avro(spark, tmp_path, [(2, "b", "eu")], "id long, name string, region string", "snappy"),
             "topics/orders/partition=1/orders+1+0000000001.avro":
             _avro(spark, tmp_path, [(3, "c")], "id long, name string", "zstandard")}
-    p = _load(spark, aws, "avro", avro)
-    assert {k: v[:2] for k, v in _ledger(p).items()} == {k: ("loaded", 1) for k in avro}
+    clash = {"topics/orders/partition=2/orders+2+0000000000.avro":
+             _avro(spark, tmp_path, [("four", "d")], "id string, name string", "uncompressed")}
+    p = _load(spark, aws, "avro", avro | clash)
+    ledger = _ledger(p)
+    assert {k: ledger[k][:2] for k in avro} == {k: ("loaded", 1) for k in avro}
+    assert [v[0] for k, v in ledger.items() if k in clash] == ["schema_conflict"]
+    assert "'id' is bigint in most objects of the batch but string" in ledger[next(iter(clash))][2]
     rows = target_rows(p).select(["id", "name", "region"]).to_pylist()
     assert sorted(rows, key=lambda r: r["id"]) == [{"id": 1, "name": "a", "region": None},
                                                    {"id": 2, "name": "b", "region": "eu"},
