@@ -44,7 +44,7 @@ class S3ObjectStore:
         """`parquet`: the objects are Parquet, so the check before the read is a ranged GET of
         each object's tail instead of a HEAD: the same answer (size, etag, mtime, or why it
         cannot be read) plus the footer, which `footers` then serves without another request.
-        `text` (JSON/CSV): a ranged GET of each object's first bytes instead, kept in its
+        `text` (JSON, CSV, text, XML): a ranged GET of each object's first bytes instead, kept in its
         `ObjectHead.first` (`read.sniff` judges them). `sleep`: the pause before a footer whose
         body was cut short is read again."""
         self.s3 = s3 or client("s3", aws, max_pool_connections=max(threads, 10))

@@ -57,7 +57,7 @@ def is_tar(first: bytes | None) -> bool:
             first = zlib.decompressobj(47).decompress(first, TAR_AT + len(TAR))
         except zlib.error:
             return False
-    return bool(first) and first[TAR_AT:TAR_AT + len(TAR)] == TAR
+    return first is not None and first[TAR_AT:TAR_AT + len(TAR)] == TAR
 
 
 def verdict(key: str, head: ObjectHead) -> str | None:
