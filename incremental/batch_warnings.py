@@ -10,7 +10,7 @@ from lakeinlet import logs
 from lakeinlet.incremental.model import Outcome
 from lakeinlet.incremental.ports import REPLACED
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 SET_ASIDE_SHOWN = 5
 """Objects named per batch and per warning on the console (the ledger holds every one)."""
 LEDGER = "the ledger (lakeinlet-load status)"

@@ -14,7 +14,7 @@ from lakeinlet.incremental.commands.fanout import Fanout
 from lakeinlet.incremental.loader import BatchReport, Summary
 from lakeinlet.logs import say
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 
 
 class Stop:

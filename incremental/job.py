@@ -33,7 +33,7 @@ from lakeinlet.logs import say
 from lakeinlet.preflight import check_locations
 from lakeinlet.spark import spark_line, under_spark_submit
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 
 
 def _when(text: str) -> datetime:

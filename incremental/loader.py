@@ -46,7 +46,7 @@ from lakeinlet.incremental.removals import judge
 from lakeinlet.incremental.reports import BatchReport, Summary
 from lakeinlet.logs import event
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 MAX_CONFLICTS = 20
 """Batches in a row a drain may lose to other loaders' commits before it gives up."""
 

@@ -120,6 +120,15 @@ class ReadSection:
     schema: str | None = setting(
         None, "Explicit schema: a DDL string (`id BIGINT, name STRING`) or a path to a Spark "
         "JSON schema file. Unset: inferred from each batch.", metavar="DDL|FILE")
+    partition_columns: str = setting(
+        "auto", "Partition values in keys as columns: `auto` adds a column per `name=value` folder "
+        "below the folder of the --prefix a key is under (`sales/dt=2026-11-27/x.parquet` gives "
+        "`dt`), `none` adds none, `a,b` only those (null where a key lacks one). Values are "
+        "strings, Hive-unescaped (%XX), null for an empty value or __HIVE_DEFAULT_PARTITION__; a "
+        "column the table holds with another type is cast to it, and an object whose value does "
+        "not cast is set aside (`schema_conflict`). A column the rows hold themselves keeps their "
+        "values (the key's fills their nulls). Usable in --partition-by.",
+        metavar="auto|none|COLS")
     schema_mode: str = setting(
         "evolve", "`evolve`: new columns are added to the table; `strict`: a batch whose schema "
         "differs from the table fails.", choices=("evolve", "strict"))
@@ -135,8 +144,12 @@ class ReadSection:
         return dict(kv.split("=", 1) for kv in self.read_option)
 
     def validate(self) -> list[str]:
-        return [f"--read-option: expected key=value, found {redact_setting(kv)!r}"
-                for kv in self.read_option if "=" not in kv] + format_problems(
+        problems = [f"--read-option: expected key=value, found {redact_setting(kv)!r}"
+                    for kv in self.read_option if "=" not in kv]
+        if re.search(r"[=/]", self.partition_columns):  # a folder (dt=1/) where names are asked
+            problems.append("--partition-columns: expected auto, none or column names, found "
+                            f"{self.partition_columns!r}")
+        return problems + format_problems(
             self.source_format, self.options if all("=" in kv for kv in self.read_option) else {},
             _spark_line())
 

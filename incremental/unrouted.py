@@ -15,7 +15,7 @@ from lakeinlet.incremental.model import UNROUTED, PlannedObject, VersionRef
 from lakeinlet.incremental.plan import Unrouted
 from lakeinlet.logs import event
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 
 
 class Record(Protocol):

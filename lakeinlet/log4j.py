@@ -11,7 +11,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-log = logging.getLogger("lakeinlet.spark")
+log = logging.getLogger(__name__)
 
 _MADE: dict[str, tuple[Path, os.stat_result]] = {}
 """level → the file this process created for it, and its stat when made."""

@@ -19,7 +19,7 @@ from tenacity import (
 
 from lakeinlet.errors import TransientError
 
-log = logging.getLogger("lakeinlet.retry")
+log = logging.getLogger(__name__)
 
 
 def transient(attempts: int, *, sleep: Callable[[float], None] = time.sleep,

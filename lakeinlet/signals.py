@@ -8,7 +8,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 
-log = logging.getLogger("lakeinlet.signals")
+log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager

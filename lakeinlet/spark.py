@@ -21,7 +21,7 @@ from lakeinlet.log4j import log4j2_file
 from lakeinlet.redact import redact_setting
 from lakeinlet.spark_secrets import REDACTION_KEY, launch_settings, redaction_regex, set_running
 
-log = logging.getLogger("lakeinlet.spark")
+log = logging.getLogger(__name__)
 
 LOG_LEVELS = ("ERROR", "WARN", "INFO", "DEBUG")
 REQUIRED_CLASSES = {"s3a": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "the s3a connector")}

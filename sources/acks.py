@@ -12,7 +12,7 @@ from lakeinlet.errors import LakeinletError, TransientError
 from lakeinlet.retry import transient
 from lakeinlet.sources.ports import Message, Queue, chunks
 
-log = logging.getLogger("lakeinlet.sources.acks")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

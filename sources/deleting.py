@@ -16,7 +16,7 @@ from lakeinlet.sources.poison import MoveResult, Poison, PoisonMover
 from lakeinlet.sources.redelete import Leftovers
 from lakeinlet.sources.summary import BatchOutcome, RunSummary
 
-log = logging.getLogger("lakeinlet.sources.poller")
+log = logging.getLogger(__name__)
 
 DELETING_BATCHES = 2
 """Committed batches whose deletes may still run while the next one fills: more would only hold

@@ -25,7 +25,7 @@ from lakeinlet.sources.settings import MaintainConfig, SourceConfig, StatusConfi
 from lakeinlet.sources.sqs import SqsQueue
 from lakeinlet.sources.status import status_text
 
-log = logging.getLogger("lakeinlet.sources.job")
+log = logging.getLogger(__name__)
 
 POLL_USAGE = (f"{PROG} --queue-url URL --changelog URI (--bucket B | --any-bucket) [options]\n"
               + "".join(f"       {usage}\n" for usage in USAGES.values()))

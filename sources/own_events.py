@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from lakeinlet import logs
 
-log = logging.getLogger("lakeinlet.sources.poller")
+log = logging.getLogger(__name__)
 
 OWN_EVENTS = "events under lakeinlet's own locations acknowledged without a row"
 HINT = ("the bucket notification covers lakeinlet's own files: give it a prefix (or a bucket) that "

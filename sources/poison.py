@@ -26,7 +26,7 @@ from lakeinlet.sources.ports import (
     chunks,
 )
 
-log = logging.getLogger("lakeinlet.sources.poison")
+log = logging.getLogger(__name__)
 
 ERROR_ATTRIBUTE = "lakeinlet.poison_error"
 """Message attribute that carries the parse error on a message moved to the DLQ."""

@@ -31,7 +31,7 @@ from lakeinlet.sources.visibility import VisibilityKeeper
 
 __all__ = ["Poller", "PollerSettings", "RetryReport", "RunSummary"]
 
-log = logging.getLogger("lakeinlet.sources.poller")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

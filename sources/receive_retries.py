@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from lakeinlet.errors import TerminalError, TransientError
 
-log = logging.getLogger("lakeinlet.sources.poller")
+log = logging.getLogger(__name__)
 
 
 class RetryReport:

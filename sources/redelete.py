@@ -15,7 +15,7 @@ from lakeinlet.sources.acks import Acker, AckResult
 from lakeinlet.sources.ports import Message
 from lakeinlet.sources.visibility import VisibilityKeeper
 
-log = logging.getLogger("lakeinlet.sources.acks")
+log = logging.getLogger(__name__)
 FIRST_PAUSE = 0.5
 """Seconds before the second delete of a leftover (doubled before each later one)."""
 

@@ -10,7 +10,7 @@ from lakeinlet.sources.acks import AckResult
 from lakeinlet.sources.batch import OpenBatch
 from lakeinlet.sources.poison import MoveResult
 
-log = logging.getLogger("lakeinlet.sources.poller")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from lakeinlet.errors import LakeinletError
 from lakeinlet.sources.ports import Queue, chunks
 
-log = logging.getLogger("lakeinlet.sources.heartbeat")
+log = logging.getLogger(__name__)
 
 
 class VisibilityKeeper:

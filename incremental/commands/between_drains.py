@@ -17,7 +17,7 @@ from lakeinlet.incremental.commands import maintain as mt
 from lakeinlet.incremental.commands.fanout import RouteRun
 from lakeinlet.incremental.wiring import Parts
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 
 
 def register(parts: Parts, route: str | None = None) -> None:

@@ -14,7 +14,7 @@ from lakeinlet import logs
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.loader import BatchReport, Loader, Summary
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 UNROUTED = "(unrouted)"
 """The name of the run that records objects no route selects (no route can have it)."""
 

@@ -19,7 +19,7 @@ from lakeinlet.logs import say
 if TYPE_CHECKING:
     from lakeinlet.incremental.wiring import Parts
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 RETENTION_HOURS = 168.0
 """History the format's own clean-up keeps when `maintain` runs without --retention-hours (and
 when a --continuous run compacts: --maintain-every)."""

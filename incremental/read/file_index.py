@@ -28,7 +28,7 @@ LINKAGE = frozenset(f"java.lang.{name}" for name in (
     "ClassNotFoundException", "NoClassDefFoundError", "NoSuchMethodError", "NoSuchFieldError",
     "AbstractMethodError", "IncompatibleClassChangeError"))
 """Java errors that say the classes on the classpath are not the ones the fast path was written for."""
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 _lacking: dict[str, str] = {}
 """Step (`read`, `plan`) → why this process's Spark cannot take it; such a step takes the plain path."""
 _pool: ThreadPoolExecutor | None = None

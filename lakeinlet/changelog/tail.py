@@ -21,7 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
 
-log = logging.getLogger("lakeinlet.changelog.reader")
+log = logging.getLogger(__name__)
 
 COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 WORKERS = 8

@@ -16,7 +16,7 @@ from lakeinlet.changelog.reader import DeltaChangelog, changelog_table, commit_m
 from lakeinlet.changelog.schema import CHANGELOG_PARTITION_BY, CHANGELOG_SCHEMA
 from lakeinlet.events import ReceivedEvent
 
-log = logging.getLogger("lakeinlet.sources.changelog")
+log = logging.getLogger(__name__)
 
 WRITER_FEATURES = {"appendOnly", "invariants", "changeDataFeed"}
 """Table features a blind append of valid rows satisfies as they are."""

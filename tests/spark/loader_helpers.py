@@ -144,7 +144,7 @@ def short_of_footers_read_again(spark: Any, aws: AwsSection, reads: Sequence[Any
     p = parts(make_config(aws, lake, target_format=target_format), spark)
     record(p.changelog, [put(s3, landing, "half.parquet", two_row_groups_second_corrupt()),
                          put(s3, landing, good.key, good.body)])
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         p.loader().drain()
     assert [b.verify is not None for b in reads] == [True, False]
     rereads = [str(vars(r)) for r in caplog.records if r.getMessage() == "reread"]

@@ -50,7 +50,7 @@ def test_a_good_parquet_batch_is_written_and_committed_in_one_pass(
     files = make_files("parquet", 3, 4)
     p = parts(make_config(aws, lake, target_format="hudi"), spark)
     record(p.changelog, [put(s3, landing, f.key, f.body) for f in files])
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         report = p.loader().run_batch()
     assert report is not None and [b.verify is not None for b in reads] == [True]
     assert not [r for r in caplog.records if r.getMessage() in ("reread", "hudi_one_pass_fallback")]

@@ -132,7 +132,7 @@ def test_the_file_index_fast_path_runs_on_this_spark_line(
     now = datetime.now(UTC)
     objs = [PlannedObject("b", key, "e", None, 1, key, now, 0) for key in ("a.parquet", "gone.parquet")]
     schema = T.StructType([T.StructField("id", T.LongType())])
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         read = file_index.indexed_read(spark, lambda o: f"file:{tmp_path}/{o.key}", {}, schema, objs)
         df, left, failed, planned = read.df, read.objs, read.failed, read.planned
         assert df is not None and left == objs[:1]

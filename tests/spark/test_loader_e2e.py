@@ -89,7 +89,8 @@ def test_keys_with_spaces_plus_and_percent_keep_their_lineage(spark: Any, aws: A
     p.loader().drain()
     table = target_rows(p)
     assert Counter(table.column("_source_key").to_pylist()) == {k: 2 for k in keys}
-    assert "year" not in table.schema.names  # no partition column inferred from the source path
+    # the partition folder is a string column of its key's rows (`key_columns`), null for the other key
+    assert {(r["_source_key"], r["year"]) for r in table.to_pylist()} == {(keys[0], "2026"), (keys[1], None)}
 
 
 @pytest.mark.parametrize("lookup", ["map", "join", "join on the path"])
@@ -126,7 +127,7 @@ def test_lineage_by_map_and_by_join_is_exact(spark: Any, aws: AwsSection, fmt: s
     events = [replace(e, event_time=t) for e, t in zip(events, times, strict=True)]
     p = parts(make_config(aws, lake, fmt), spark)
     record(p.changelog, events)
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         assert p.loader().drain().statuses["loaded"] == 3
     assert not [r for r in caplog.records if r.getMessage() in ("reread", "file_index_fallback")]
     got = Counter((r["_source_bucket"], r["_source_key"], r["_source_etag"], r["_source_event_time"])

@@ -35,7 +35,7 @@ def test_good_parquet_loads_in_one_pass(spark: Any, aws: AwsSection, reads: list
     files = make_files("parquet", 3, 4)
     p = parts(make_config(aws, lake, target_format=target_format), spark)
     record(p.changelog, [put(s3, landing, f.key, f.body) for f in files])
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         p.loader().drain()
     assert [b.verify is not None for b in reads] == [True]  # not read ahead of the write
     assert not [r for r in caplog.records if r.getMessage() in ("reread", "file_index_fallback")]
@@ -61,7 +61,7 @@ def test_planning_from_file_statuses_falls_back_to_sparks_own(
     files = make_files("parquet", 2, 3)
     p = parts(make_config(aws, lake, schema=schema), spark)
     record(p.changelog, [put(s3, landing, f.key, f.body) for f in files])
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         assert p.loader().drain().statuses["loaded"] == 2
     assert [b.verify is not None for b in reads] == [True]
     warned = [r.levelno for r in caplog.records if r.getMessage() == "file_index_fallback"]

@@ -23,7 +23,7 @@ def test_loaded_objects_with_replacement_characters_are_named_with_what_to_do(
     assert outcomes[0].reason.startswith("1 malformed records dropped; 2 rows hold U+FFFD")
     assert outcomes[1].reason == ""
     many = [Outcome(o, "loaded", outcomes[0].reason, 3) for o in objs]
-    with caplog.at_level(logging.WARNING, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.WARNING, logger="lakeinlet"):
         batch_warnings.warn(many, [])
     said = [(r.getMessage(), getattr(r, FIELDS)) for r in caplog.records]
     named = [f["object"] for m, f in said if m == "undecodable bytes loaded as U+FFFD" and "object" in f]

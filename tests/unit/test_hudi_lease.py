@@ -281,7 +281,7 @@ def test_a_waiter_is_told_who_holds_the_lease(make: Make, clock: Clock,
     a, b = make(), make()
     a.acquire(0, role="maintain")
     with pytest.raises(LeaseHeld, match=r"^maintain \(.+:\d+.*\) holds the writer"), \
-            caplog.at_level(logging.INFO, logger="lakeinlet.lease"):
+            caplog.at_level(logging.INFO, logger="lakeinlet"):
         b.acquire(1.0)
     assert [str(vars(r)[_FIELDS]["holder"]).startswith("maintain (") for r in caplog.records] == [True]
     a.release()

@@ -53,7 +53,7 @@ def test_a_spark_without_the_writer_hooks_stages_no_hudi_rows_and_says_so_once(
         lacking: list[str], caplog: pytest.LogCaptureFixture) -> None:
     target = HudiTarget("s3://lake/t", AwsSection(), "app", [], "s3a", HudiSection(),
                         lambda: object(), NoLease())
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         assert [target.stages_rows, target.stages_rows] == [False, False]
     assert lacking == [one_pass.PARAMS, one_pass.LISTENER]  # asked once: the answer is kept
     assert fallbacks(caplog) == [logging.WARNING]

@@ -87,7 +87,7 @@ def test_a_spark_without_the_file_index_internals_reads_the_plain_way_and_warns_
         jvm_calls: list[str], caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
     spark = Session()
     reader = parquet_reader(spark, tmp_path)
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         first = reader._load(OBJS, None)
         second = reader._load(OBJS, None)
     assert (first.df, first.objs, first.failed) == (second.df, second.objs, second.failed) == (
@@ -111,7 +111,7 @@ def test_a_failed_request_falls_back_each_time_and_the_fast_path_is_tried_again(
 
     monkeypatch.setattr(file_index, "indexed_read", refused)
     reader = parquet_reader(Session(), tmp_path)
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         for _ in range(2):
             loaded = reader._load(OBJS, None)
             assert (loaded.df, loaded.objs, loaded.failed) == ("planned by Spark", OBJS, {})
@@ -121,7 +121,7 @@ def test_a_failed_request_falls_back_each_time_and_the_fast_path_is_tried_again(
 def test_planned_files_unknown_on_such_a_spark_and_said_once(
         jvm_calls: list[str], caplog: pytest.LogCaptureFixture) -> None:
     """The one-pass write then is not taken: the batch is read and checked first."""
-    with caplog.at_level(logging.INFO, logger="lakeinlet.loader"):
+    with caplog.at_level(logging.INFO, logger="lakeinlet"):
         assert file_index.planned_files(object()) is None  # type: ignore[arg-type]
         assert file_index.planned_files(object()) is None  # type: ignore[arg-type]
     assert jvm_calls == ["frame"]

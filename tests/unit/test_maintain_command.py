@@ -126,7 +126,7 @@ def test_the_memory_target_compacts_without_moving_the_checkpoint() -> None:
 def test_every_n_batches_compacts_once_n_more_are_committed(caplog: pytest.LogCaptureFixture) -> None:
     target = Recording([DONE, RuntimeError("disk full"), DONE])
     every = mt.Every(3, lambda: mt.maintain(parts_of(target)), target.uri)
-    caplog.set_level(logging.INFO, "lakeinlet.loader")
+    caplog.set_level(logging.INFO, "lakeinlet")
     done = [every.after(n) for n in (1, 2, 3, 5, 6, 8, 9)]
     assert [d is not None for d in done] == [False, False, True, False, False, False, True]
     assert len(target.calls) == 3  # the failure at 6 was logged; the next came 3 batches later

@@ -103,7 +103,7 @@ def test_a_single_tables_periodic_backfill_lists_only_its_prefixes(monkeypatch: 
 
 def test_a_failed_listing_is_logged_and_the_next_period_lists_again(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, "lakeinlet.loader")
+    caplog.set_level(logging.INFO, "lakeinlet")
     listed = backfilled(monkeypatch, failures=1, drains=3)
     # the 1st drain's listing failed at its first prefix; the run went on and listed at the next two
     assert listed == [("land", "orders/"), *[("land", "orders/"), ("land", "sales/")] * 2]

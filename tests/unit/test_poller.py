@@ -269,7 +269,7 @@ def test_retries_are_reported_once_a_minute_with_their_count(caplog: pytest.LogC
     now = [0.0]
     report = RetryReport(lambda: now[0], connect_timeout=5)
     report.succeeded()
-    with caplog.at_level("WARNING", logger="lakeinlet.sources.poller"):
+    with caplog.at_level("WARNING", logger="lakeinlet.sources"):
         for second in range(0, 130):
             now[0] = float(second)
             assert report.failed(TransientError("connection refused")) is None

@@ -27,7 +27,7 @@ from lakeinlet.incremental.targets.delta import swap as sw
 from lakeinlet.incremental.targets.delta.files import DataFile, footer_stats, partition_values
 from lakeinlet.retry import transient
 
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 COMPACT = "compact"
 """`lakeinlet.operation` of a compaction commit (no app id: not a loader commit, no checkpoint)."""
 ATTEMPTS = 4

@@ -23,7 +23,7 @@ from botocore.exceptions import ClientError
 from lakeinlet.errors import TerminalError, TransientError
 from lakeinlet.logs import event
 
-log = logging.getLogger("lakeinlet.lease")
+log = logging.getLogger(__name__)
 PRECONDITION = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
 
 

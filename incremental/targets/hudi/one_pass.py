@@ -21,7 +21,7 @@ CASE_INSENSITIVE = "org.apache.spark.sql.catalyst.util.CaseInsensitiveMap$"
 """How Spark hands a datasource its options (keys looked up case-insensitively, listed lower-cased)."""
 LISTENER = "org.apache.spark.sql.ObservationListener"
 """What completes a Dataset's `Observation` once a query that ran it succeeds (Spark 3.5)."""
-log = logging.getLogger("lakeinlet.loader")
+log = logging.getLogger(__name__)
 _lacking: dict[str, str] = {}
 """`hudi` → why this process's Spark cannot take the one-pass write (set once, with a warning)."""
 _usable: set[str] = set()
