@@ -96,7 +96,8 @@ def _parquet(codec: str) -> bytes:
 
 def test_avro_evolves_and_parquet_codecs_load(spark: Any, aws: AwsSection, tmp_path: Path) -> None:
     # Kafka Connect's Avro: `+` in keys, `partition=N`; a later object adds a column, which Spark's
-    # Avro reader would drop (it takes one file's schema), and one codec per object.
+    # Avro reader would drop (it takes one file's schema), and one codec per object; `partition`
+    # comes from the key (a string: read/key_values.py).
     avro = {"topics/orders/partition=0/orders+0+0000000000.avro":
             _avro(spark, tmp_path, [(1, "a")], "id long, name string", "deflate"),
             "topics/orders/partition=1/orders+1+0000000000.avro":
@@ -110,10 +111,10 @@ def test_avro_evolves_and_parquet_codecs_load(spark: Any, aws: AwsSection, tmp_p
     assert {k: ledger[k][:2] for k in avro} == {k: ("loaded", 1) for k in avro}
     assert [v[0] for k, v in ledger.items() if k in clash] == ["schema_conflict"]
     assert "'id' is bigint in most objects of the batch but string" in ledger[next(iter(clash))][2]
-    rows = target_rows(p).select(["id", "name", "region"]).to_pylist()
-    assert sorted(rows, key=lambda r: r["id"]) == [{"id": 1, "name": "a", "region": None},
-                                                   {"id": 2, "name": "b", "region": "eu"},
-                                                   {"id": 3, "name": "c", "region": None}]
+    rows = target_rows(p).select(["id", "name", "region", "partition"]).to_pylist()
+    assert sorted(rows, key=lambda r: r["id"]) == [{"id": 1, "name": "a", "region": None, "partition": "0"},
+                                                   {"id": 2, "name": "b", "region": "eu", "partition": "1"},
+                                                   {"id": 3, "name": "c", "region": None, "partition": "1"}]
     codecs = ("snappy", "gzip", "zstd", "lz4", "brotli")  # brotli: no codec on Spark's classpath
     p = _load(spark, aws, "parquet", {f"vpc/{c}.parquet": _parquet(c) for c in codecs})
     ledger = _ledger(p)
