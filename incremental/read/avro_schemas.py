@@ -42,3 +42,11 @@ def read(opener: Opener, objs: Sequence[PlannedObject], fail: bool) -> tuple[Dat
     left = [o for o in objs if (o.bucket, o.key) not in failed]
     paths = [opener.load_path(o) for o in left]
     return (opener.reader().schema(schema).load(paths) if paths else None), failed
+
+
+def bulk(opener: Opener, objs: Sequence[PlannedObject], merge: bool) -> tuple[DataFrame | None, Failed]:
+    """One read of `objs` in the source format (Avro without --schema: `read`), and what was set
+    aside before it."""
+    if opener.settings.source_format == "avro" and opener.schema is None:
+        return read(opener, objs, opener.settings.on_type_conflict == "fail")
+    return opener.reader(merge=merge).load([opener.load_path(o) for o in objs]), {}

@@ -226,7 +226,7 @@ class SparkReader:
                 file_index.fell_back("read", exc)
         while left:
             try:
-                raw, aside = self._bulk(left, merge)
+                raw, aside = avro_schemas.bulk(self, left, merge)
                 left = [o for o in left if (o.bucket, o.key) not in aside]
                 return Loaded(raw if left else None, left, failed | aside)
             except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
@@ -239,12 +239,6 @@ class SparkReader:
                 failed |= found
                 left = [o for o in left if (o.bucket, o.key) not in found]
         return Loaded(None, left, failed)
-
-    def _bulk(self, objs: Sequence[PlannedObject], merge: bool) -> tuple[DataFrame | None, Failed]:
-        """One read of `objs` (Avro without --schema: with their schemas' union, `avro_schemas`)."""
-        if self.settings.source_format == "avro" and self.schema is None:
-            return avro_schemas.read(self, objs, self.settings.on_type_conflict == "fail")
-        return self.reader(merge=merge).load([self.load_path(o) for o in objs]), {}
 
     def _set_aside(self, objs: list[PlannedObject], table: Any | None, merge: bool,
                    exc: BaseException) -> Failed:
