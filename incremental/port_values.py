@@ -23,6 +23,8 @@ class ObjectHead:
     `lakeinlet-source-identity`); None for any other object."""
     first: bytes | None = None
     """The object's first bytes (JSON/CSV sources: `read.sniff` judges them), None if not read."""
+    content_encoding: str | None = None
+    """The object's Content-Encoding header (`read.codecs` judges it when its bytes were not read)."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
 from lakeinlet.incremental.bounds import VALID_BUCKET
 from lakeinlet.incremental.cleanup import AfterLoad
+from lakeinlet.incremental.read.formats import FORMATS
+from lakeinlet.incremental.read.formats import problems as format_problems
 from lakeinlet.incremental.registry import check_catalog
 from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
@@ -17,8 +19,6 @@ from lakeinlet.logs import LogSection
 from lakeinlet.own import location
 from lakeinlet.redact import redact_setting
 from lakeinlet.spark import SparkSection
-
-FORMATS = ("parquet", "json", "csv", "orc")
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,10 @@ class ReadSection:
     source_format: str = setting(
         "parquet", "Format of the source objects. CSV is read without a header unless "
         "--read-option header=true: Spark's default, under which a header row loads as data and "
-        "the columns are _c0, _c1, ….", choices=FORMATS)
+        "the columns are _c0, _c1, …. `text`: one row per line, in a column `value`. `xml` needs "
+        "--read-option rowTag=<element> and Spark 4.1 (its built-in reader; Spark 3.5 has none "
+        "lakeinlet can use). `avro` needs the `avro` jar group. Compressed objects: see the Sources "
+        "page (codecs are picked by the key's suffix; the first bytes are checked).", choices=FORMATS)
     read_option: tuple[str, ...] = setting(
         (), "Spark reader option key=value, passed through (repeatable). CSV: header=true when "
         "the first line names the columns (Spark's default is false: the header loads as a row). "
@@ -146,7 +149,19 @@ class ReadSection:
         if re.search(r"[=/]", self.partition_columns):  # a folder (dt=1/) where names are asked
             problems.append("--partition-columns: expected auto, none or column names, found "
                             f"{self.partition_columns!r}")
-        return problems
+        return problems + format_problems(
+            self.source_format, self.options if all("=" in kv for kv in self.read_option) else {},
+            _spark_line())
+
+
+def _spark_line() -> str | None:
+    """The installed pyspark's line (None: not known; the session's start names the problem)."""
+    from lakeinlet import jars
+
+    try:
+        return jars.installed_line()
+    except jars.UnsupportedSpark:
+        return None
 
 
 @dataclass(frozen=True)

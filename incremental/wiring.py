@@ -21,6 +21,7 @@ from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
 from lakeinlet.incremental.plan import Caps, Filters, KeyFilter
 from lakeinlet.incremental.quarantine import DeltaQuarantine
+from lakeinlet.incremental.read import formats
 from lakeinlet.incremental.read.key_values import wanted
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
@@ -136,7 +137,7 @@ class Parts:
         if self._store is None:
             self._store = S3ObjectStore(self.config.aws, self.config.plan.head_threads,
                                         parquet=self.config.read.source_format == "parquet",
-                                        text=self.config.read.source_format == "json")
+                                        text=self.config.read.source_format in formats.SNIFFED)
         return self._store
 
     def reader(self) -> SparkReader:

@@ -21,10 +21,13 @@ from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import FILTERED, PlannedObject, Ref, WriteCheck
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
 from lakeinlet.incremental.read import (
+    avro_schemas,
     case_names,
     checks,
+    codecs,
     conflicts,
     file_index,
+    formats,
     isolate,
     judge,
     key_columns,
@@ -68,7 +71,7 @@ class SparkReader:
         self.spark, self.settings, self.scheme, self.footers = spark, read, scheme, footers
         self.prefixes = tuple(prefixes)
         self.schema = parse_schema(read.schema)
-        self.text = read.source_format in ("json", "csv")
+        self.text = read.source_format in formats.TEXT
 
     def uri(self, o: PlannedObject) -> str:
         return f"{self.scheme}://{o.bucket}/{o.key}"
@@ -169,6 +172,8 @@ class SparkReader:
         key's path, JSON records cut short, overwritten since their footers), the bulk read, and
         its types reconciled with the table's; with the footers read."""
         failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
+        if self.settings.source_format in formats.SNIFFED:
+            failed |= codecs.set_aside(objs, heads)
         if self.settings.source_format == "json":
             failed |= sniff.cut_short(objs, heads, self.multiline)
         footers, overwritten = self._footers([o for o in objs if (o.bucket, o.key) not in failed], heads)
@@ -221,7 +226,9 @@ class SparkReader:
                 file_index.fell_back("read", exc)
         while left:
             try:
-                return Loaded(self.reader(merge=merge).load([self.load_path(o) for o in left]), left, failed)
+                raw, aside = avro_schemas.bulk(self, left, merge)
+                left = [o for o in left if (o.bucket, o.key) not in aside]
+                return Loaded(raw if left else None, left, failed | aside)
             except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
                 if checks.is_merge_conflict(exc):
                     split = conflicts.split_conflicting(self, left, table)
