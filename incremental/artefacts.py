@@ -16,7 +16,7 @@ def artefact(key: str, prefixes: Sequence[str] = ()) -> str | None:
     data. The rule is Spark's file index's: a name starting with `_` (unless it holds `=`, a
     partition folder) or `.`, or ending `._COPYING_`, is not read. Only the part of the key below
     the folder of the longest prefix it is under is judged, so `--prefix _raw/` still loads."""
-    rel = key[len(_base(key, prefixes)):]
+    rel = key[len(base_folder(key, prefixes)):]
     if not rel or rel.endswith("/"):
         return "a folder marker (the key ends with '/'), not data"
     for part in rel.split("/"):
@@ -30,7 +30,7 @@ def artefact(key: str, prefixes: Sequence[str] = ()) -> str | None:
     return None
 
 
-def _base(key: str, prefixes: Sequence[str]) -> str:
+def base_folder(key: str, prefixes: Sequence[str]) -> str:
     """The folder part of the longest prefix `key` is under ('' when none is given)."""
     under = [p for p in prefixes if key.startswith(p)]
     if not under:

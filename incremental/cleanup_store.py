@@ -11,7 +11,8 @@ from botocore.exceptions import ClientError
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.events import NULL_VERSION
-from lakeinlet.incremental.cleanup import CHANGED, DELETED, GONE, IDENTITY_META, Loaded, SourceHead
+from lakeinlet.incremental.archived import IDENTITY_META
+from lakeinlet.incremental.cleanup_ports import CHANGED, DELETED, GONE, Loaded, SourceHead
 from lakeinlet.incremental.objects import CHANGED as PRECONDITION_FAILED
 from lakeinlet.incremental.objects import NOT_FOUND, translate
 from lakeinlet.logs import event

@@ -44,7 +44,7 @@ class S3ObjectStore:
         """`parquet`: the objects are Parquet, so the check before the read is a ranged GET of
         each object's tail instead of a HEAD: the same answer (size, etag, mtime, or why it
         cannot be read) plus the footer, which `footers` then serves without another request.
-        `text` (JSON/CSV): a ranged GET of each object's first bytes instead, kept in its
+        `text` (JSON, CSV, text, XML): a ranged GET of each object's first bytes instead, kept in its
         `ObjectHead.first` (`read.sniff` judges them). `sleep`: the pause before a footer whose
         body was cut short is read again."""
         self.s3 = s3 or client("s3", aws, max_pool_connections=max(threads, 10))
@@ -68,7 +68,8 @@ class S3ObjectStore:
                 return unreadable
             raise translate(exc, f"HEAD s3://{obj.bucket}/{obj.key}") from exc
         return ObjectHead(int(resp["ContentLength"]), str(resp.get("ETag", "")).strip('"') or None,
-                          resp.get("LastModified"), _archive_of(resp))
+                          resp.get("LastModified"), _archive_of(resp),
+                          content_encoding=resp.get("ContentEncoding"))
 
     def _ranged(self, obj: PlannedObject, span: str) -> tuple[ObjectHead, bytes] | Unreadable | None:
         """The HEAD's answer and the bytes of one ranged GET (`span`: `bytes=…`); None when this
@@ -83,7 +84,8 @@ class S3ObjectStore:
         total = str(resp.get("ContentRange", "")).rpartition("/")[2]
         etag = str(resp.get("ETag", "")).strip('"') or None
         return ObjectHead(int(total) if total.isdigit() else len(body), etag,
-                          resp.get("LastModified"), _archive_of(resp)), body
+                          resp.get("LastModified"), _archive_of(resp),
+                          content_encoding=resp.get("ContentEncoding")), body
 
     def _head_by_start(self, obj: PlannedObject) -> ObjectHead | Unreadable | None:
         """The HEAD's answer from a ranged GET of the first bytes, which it keeps."""

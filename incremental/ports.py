@@ -1,112 +1,44 @@
-"""The loader's boundaries, defined by what the loader calls (one small Protocol each)."""
+"""The loader's boundaries, defined by what the loader calls (one small Protocol each); the values
+that cross them live in `port_values.py` and are importable from here too."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from lakeinlet.incremental.model import (
-    MISSING,
     ChangeRow,
     Checkpoint,
     Outcome,
     PlannedObject,
     Position,
     TargetCommit,
-    WriteCheck,
+)
+from lakeinlet.incremental.port_values import (
+    NOTHING_READ,
+    OVERWRITTEN,
+    REPLACED,
+    CatalogFormat,
+    Compaction,
+    Footer,
+    ListedObject,
+    Load,
+    ObjectHead,
+    ReadBatch,
+    Removal,
+    Unreadable,
 )
 
 if TYPE_CHECKING:
     from lakeinlet.incremental.registry import CatalogRef
     from lakeinlet.incremental.registry.entry import TableEntry
 
-
-@dataclass(frozen=True)
-class ObjectHead:
-    """What a HEAD returned for a planned object."""
-
-    size: int
-    etag: str | None
-    last_modified: datetime | None = None
-    archive_of: str | None = None
-    """The source identity an `--after-load archive:` copy is marked with (its user metadata
-    `lakeinlet-source-identity`); None for any other object."""
-    first: bytes | None = None
-    """The object's first bytes (JSON/CSV sources: `read.sniff` judges them), None if not read."""
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    """A HEAD that found no object to read, and why (no such key, no such bucket, access denied)."""
-
-    reason: str
-    status: str = MISSING
-    """The ledger status of the object (`filtered` when S3 refuses the request itself)."""
-    gone: bool = True
-    """Whether S3 said there is no such object (False: it would not say, e.g. access denied)."""
-
-
-@dataclass(frozen=True)
-class ListedObject:
-    bucket: str
-    key: str
-    size: int
-    etag: str | None
-    last_modified: datetime
-
-
-REPLACED = ("rows hold U+FFFD, bytes the reader's charset (UTF-8 unless --read-option encoding "
-            "says otherwise) could not decode")
-"""What a loaded object's ledger reason says of its rows with replacement characters."""
-
-
-@dataclass(frozen=True)
-class ReadBatch:
-    """What reading one batch produced: the rows to commit, and what happened to each object."""
-
-    data: Any
-    """The rows to commit as a Spark DataFrame (lineage columns included; objects in `failed`
-    already left out), or None when nothing yielded rows."""
-    schema: Any
-    """pyarrow schema of `data` (None when `data` is None)."""
-    rows: dict[tuple[str, str], int]
-    bad_records: dict[tuple[str, str], int]
-    failed: dict[tuple[str, str], tuple[str, str]]
-    """(bucket, key) → (status, reason) for objects that could not be loaded (corrupt, missing,
-    schema conflict)."""
-    malformed: Any = None
-    """Malformed JSON/CSV records kept for the quarantine table (a DataFrame), or None."""
-    cached: tuple[Any, ...] = ()
-    """What reading cached, freed by `release` once the batch is committed."""
-    verify: WriteCheck | None = None
-    """Set when `data` was not checked before it is written (one pass): the check the loader runs
-    (`problem`) after staging and before publishing, and Hudi's pre-commit hook is handed."""
-    replaced: dict[tuple[str, str], int] = field(default_factory=dict)
-    """(bucket, key) → rows loaded with U+FFFD in a string column (JSON/CSV bytes the reader's
-    charset could not decode: e.g. a Latin-1 CSV read as UTF-8)."""
-
-    def note(self, ref: tuple[str, str]) -> str:
-        """The ledger reason of an object this batch loads: what was dropped or decoded badly."""
-        bad, replaced = self.bad_records.get(ref, 0), self.replaced.get(ref, 0)
-        notes = [f"{bad} malformed records dropped"] if bad else []
-        if replaced:
-            notes.append(f"{replaced} {REPLACED}: if the object has another charset, set "
-                         "--read-option encoding=<it> (e.g. ISO-8859-1) and load it again")
-        return "; ".join(notes)
-
-    def release(self) -> None:
-        for df in self.cached:
-            df.unpersist()
-
-    def problem(self) -> str | None:
-        """After the rows were staged: what the checks that rode on the write found, which an
-        object-by-object read must classify (the staged rows are then discarded); None: nothing."""
-        return None if self.verify is None else self.verify.problem()
-
-
-NOTHING_READ = ReadBatch(None, None, {}, {}, {})
+__all__ = [  # the values, re-exported: `from lakeinlet.incremental.ports import X` keeps working
+    "NOTHING_READ", "OVERWRITTEN", "REPLACED", "CatalogFormat", "ChangelogPort", "Compaction", "Footer",
+    "LedgerPort", "ListedObject", "Load", "ObjectHead", "ObjectStorePort", "QuarantinePort", "ReadBatch",
+    "ReaderPort", "RegistryPort", "Removal", "Staged", "StagedT", "Target", "TargetCatalog", "TargetPort",
+    "TargetUpkeep", "TargetView", "Unreadable"]
 
 
 class ChangelogPort(Protocol):
@@ -116,19 +48,6 @@ class ChangelogPort(Protocol):
         """Rows of the versions after `start.complete`, enough for `max_rows` (whole versions),
         in planning order, and the number of rows of each version read."""
         ...
-
-
-OVERWRITTEN = "overwritten"
-"""`footers`' answer for an object whose etag is no longer the HEAD's."""
-
-
-@dataclass(frozen=True)
-class Footer:
-    """What a Parquet object's footer says: its row count and its Parquet schema."""
-
-    rows: int
-    schema: Any
-    """pyarrow's ParquetSchema (compared with `equals`)."""
 
 
 class ObjectStorePort(Protocol):
@@ -150,24 +69,6 @@ class ReaderPort(Protocol):
         schema, and count rows per object; with `single_pass`, the checks may ride on the write
         (`ReadBatch.verify`) for a target that checks between writing and committing."""
         ...
-
-
-@dataclass(frozen=True)
-class Load:
-    """A batch's rows to load, with every planned object's outcome; with `replace`, the objects
-    whose earlier versions' rows are deleted in the same commit (--on-overwrite replace)."""
-
-    batch: ReadBatch
-    outcomes: Sequence[Outcome]
-    replace: Sequence[PlannedObject] = ()
-
-
-@dataclass(frozen=True)
-class Removal:
-    """The rows of `objs` to delete (ObjectRemoved events), with the batch's decided outcomes."""
-
-    objs: Sequence[PlannedObject]
-    decided: Sequence[Outcome]
 
 
 class Staged(Protocol):
@@ -249,22 +150,6 @@ class TargetView(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Compaction:
-    """What `compact` found and did: the table's live data files and bytes before and after, and
-    the files it rewrote (or, in a dry run, would rewrite)."""
-
-    files_before: int
-    bytes_before: int
-    files_after: int
-    bytes_after: int
-    rewritten: int
-    version: int | None = None
-    """The target version of the rewrite's commit; None: a dry run, or nothing to rewrite."""
-    detail: str = ""
-    """What else the format did or skipped (snapshots expired, a clustering plan), for the report."""
-
-
 class TargetUpkeep(Protocol):
     """What commands do to a target besides loading: clean up, compact, and release what a run holds."""
 
@@ -285,22 +170,6 @@ class TargetUpkeep(Protocol):
     def release(self) -> None:
         """Drop what this process staged in the table and did not publish (idempotent)."""
         ...
-
-
-@dataclass(frozen=True)
-class CatalogFormat:
-    """What a format tells a catalog (Glue, a Hive metastore) of its tables, from the format's own
-    folder: the entry's parameters, classes and SerDe, and what else engines expect of it."""
-
-    parameters: Mapping[str, str]
-    input_format: str
-    output_format: str
-    serde: str
-    serde_parameters: Mapping[str, str]
-    meta_columns: tuple[str, ...] = ()
-    """Columns the format adds to every row, registered first (as strings) unless present."""
-    partitions_registered: bool = False
-    """Whether engines find the table's partitions in the catalog (else in the table's own log)."""
 
 
 class TargetCatalog(Protocol):

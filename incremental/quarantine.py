@@ -69,7 +69,7 @@ class DeltaQuarantine:
 
     def vacuum(self, retention_hours: float, dry_run: bool) -> list[str]:
         """Staged records of batches that never committed, older than the retention."""
-        from lakeinlet.incremental.targets.delta.target import vacuum_table
+        from lakeinlet.incremental.targets.delta.vacuum import vacuum_table
 
         return vacuum_table(self.table(), retention_hours, dry_run)
 

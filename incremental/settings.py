@@ -9,6 +9,8 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
 from lakeinlet.incremental.bounds import VALID_BUCKET
 from lakeinlet.incremental.cleanup import AfterLoad
+from lakeinlet.incremental.read.formats import FORMATS
+from lakeinlet.incremental.read.formats import problems as format_problems
 from lakeinlet.incremental.registry import check_catalog
 from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
@@ -18,8 +20,6 @@ from lakeinlet.metrics import MetricsSection
 from lakeinlet.own import location
 from lakeinlet.redact import redact_setting
 from lakeinlet.spark import SparkSection
-
-FORMATS = ("parquet", "json", "csv", "orc")
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,10 @@ class ReadSection:
     source_format: str = setting(
         "parquet", "Format of the source objects. CSV is read without a header unless "
         "--read-option header=true: Spark's default, under which a header row loads as data and "
-        "the columns are _c0, _c1, ….", choices=FORMATS)
+        "the columns are _c0, _c1, …. `text`: one row per line, in a column `value`. `xml` needs "
+        "--read-option rowTag=<element> and Spark 4.1 (its built-in reader; Spark 3.5 has none "
+        "lakeinlet can use). `avro` needs the `avro` jar group. Compressed objects: see the Sources "
+        "page (codecs are picked by the key's suffix; the first bytes are checked).", choices=FORMATS)
     read_option: tuple[str, ...] = setting(
         (), "Spark reader option key=value, passed through (repeatable). CSV: header=true when "
         "the first line names the columns (Spark's default is false: the header loads as a row). "
@@ -118,6 +121,15 @@ class ReadSection:
     schema: str | None = setting(
         None, "Explicit schema: a DDL string (`id BIGINT, name STRING`) or a path to a Spark "
         "JSON schema file. Unset: inferred from each batch.", metavar="DDL|FILE")
+    partition_columns: str = setting(
+        "auto", "Partition values in keys as columns: `auto` adds a column per `name=value` folder "
+        "below the folder of the --prefix a key is under (`sales/dt=2026-11-27/x.parquet` gives "
+        "`dt`), `none` adds none, `a,b` only those (null where a key lacks one). Values are "
+        "strings, Hive-unescaped (%XX), null for an empty value or __HIVE_DEFAULT_PARTITION__; a "
+        "column the table holds with another type is cast to it, and an object whose value does "
+        "not cast is set aside (`schema_conflict`). A column the rows hold themselves keeps their "
+        "values (the key's fills their nulls). Usable in --partition-by.",
+        metavar="auto|none|COLS")
     schema_mode: str = setting(
         "evolve", "`evolve`: new columns are added to the table; `strict`: a batch whose schema "
         "differs from the table fails.", choices=("evolve", "strict"))
@@ -133,8 +145,24 @@ class ReadSection:
         return dict(kv.split("=", 1) for kv in self.read_option)
 
     def validate(self) -> list[str]:
-        return [f"--read-option: expected key=value, found {redact_setting(kv)!r}"
-                for kv in self.read_option if "=" not in kv]
+        problems = [f"--read-option: expected key=value, found {redact_setting(kv)!r}"
+                    for kv in self.read_option if "=" not in kv]
+        if re.search(r"[=/]", self.partition_columns):  # a folder (dt=1/) where names are asked
+            problems.append("--partition-columns: expected auto, none or column names, found "
+                            f"{self.partition_columns!r}")
+        return problems + format_problems(
+            self.source_format, self.options if all("=" in kv for kv in self.read_option) else {},
+            _spark_line())
+
+
+def _spark_line() -> str | None:
+    """The installed pyspark's line (None: not known; the session's start names the problem)."""
+    from lakeinlet import jars
+
+    try:
+        return jars.installed_line()
+    except jars.UnsupportedSpark:
+        return None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from lakeinlet.incremental.loader import Loader
 from lakeinlet.incremental.objects import S3ObjectStore
 from lakeinlet.incremental.plan import Caps, Filters, KeyFilter
 from lakeinlet.incremental.quarantine import DeltaQuarantine
+from lakeinlet.incremental.read import formats
+from lakeinlet.incremental.read.key_values import wanted
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
@@ -145,14 +147,14 @@ class Parts:
         if self._store is None:
             self._store = S3ObjectStore(self.config.aws, self.config.plan.head_threads,
                                         parquet=self.config.read.source_format == "parquet",
-                                        text=self.config.read.source_format == "json")
+                                        text=self.config.read.source_format in formats.SNIFFED)
         return self._store
 
     def reader(self) -> SparkReader:
         from lakeinlet.incremental.read.reader import SparkReader
 
         return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
-                           footers=self.store().footers)
+                           footers=self.store().footers, prefixes=self.config.plan.prefix)
 
     def record_filters(self) -> Gap | None:
         """Every commit of this run records its filters; versions planned under narrower ones
@@ -204,8 +206,11 @@ def partition_check(cfg: LoaderConfig, target: Target) -> None:
     if not t.partition_by:
         return
     table = target.schema()
+    keys = wanted(cfg.read.partition_columns)  # columns keys may give beside --schema's
     found = ((table.names, "in the table") if table is not None else
-             (schema_names(cfg.read.schema), "in --schema"))
+             (None if keys is None else schema_names(cfg.read.schema), "in --schema"))
+    if table is None and found[0] is not None and keys:
+        found = ([*found[0], *keys], "in --schema or --partition-columns")
     if found[0] is not None and (why := missing_partitions(
             t.partition_by, [*found[0], *(c for c in LINEAGE_SCHEMA.names if c not in found[0])], found[1])):
         raise ConfigError([f"table {t.table}: {why}"])

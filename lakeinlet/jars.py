@@ -1,6 +1,7 @@
 """`lakeinlet jars`: the Spark jars lakeinlet needs (`s3a` for reading S3 with Spark, one group per
-table format, `delta-spark` for tests only), fetched from Maven Central with Maven into
-`<dest>/<group>/` (cached), or printed as the `--packages` flags for spark-submit on a cluster."""
+table format, `avro` for Avro sources, `delta-spark` for tests only), fetched from Maven
+Central with Maven into `<dest>/<group>/` (cached), or printed as the `--packages` flags for
+spark-submit on a cluster."""
 
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ LINES: dict[str, dict[str, tuple[str, ...]]] = {
         "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
                     "org.xerial:sqlite-jdbc:3.54.1.0", POSTGRES_JDBC),
         "delta-spark": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
+        # Avro, which Spark does not read alone: spark-avro of pyspark 3.5.9 itself. No XML group:
+        # Databricks' spark-xml 0.18.0 resolves and reads, but as a relation without file metadata
+        # (`_metadata.file_path`), which lineage needs (see incremental/read/formats.py).
+        "avro": ("org.apache.spark:spark-avro_2.12:3.5.9",),
     },
     "4.1": {
         # pyspark 4.1's Hadoop is 3.4.2: s3a on the AWS SDK v2 bundle that Hadoop release pins, 2.29.52,
@@ -57,10 +62,15 @@ LINES: dict[str, dict[str, tuple[str, ...]]] = {
         # built against a late enough 4.1: delta 4.1.0 calls a Parquet schema converter constructor
         # that later 4.1 patches no longer have (NoSuchMethodError on pyspark 4.1.4).
         "delta-spark": ("io.delta:delta-spark_4.1_2.13:4.4.0", "io.delta:delta-storage:4.4.0"),
+        # spark-avro 4.1.1, the newest 4.1 on Maven Central (4.1.2 to 4.1.4 do not resolve); it
+        # reads and writes Avro on pyspark 4.1.4 (tests/spark/test_source_formats.py). XML needs
+        # no jar on this line: Spark 4 reads it itself.
+        "avro": ("org.apache.spark:spark-avro_2.13:4.1.1",),
     },
 }
 """Jar groups per Spark line (major.minor): `s3a` for s3a:// reads (`s3a-openssl` beside it only
-when asked), one per table format, `delta-spark` for tests only."""
+when asked), one per table format, `avro` for Avro sources,
+`delta-spark` for tests only."""
 NOT_ON_LINE = {("4.1", "hudi"): "Hudi publishes no Spark 4 bundle on Maven Central: Hudi tables need "
                                 "Spark 3.5 (a virtualenv with lakeinlet's spark35 extra: "
                                 f"{install_hint('spark35')})"}
@@ -114,7 +124,7 @@ def coordinates(group: str, line: str | None = None) -> tuple[str, ...]:
     return LINES[line][group]
 
 
-RUNTIME_GROUPS = ("s3a", "hudi", "iceberg")
+RUNTIME_GROUPS = ("s3a", "hudi", "iceberg", "avro")
 OPTIONAL_GROUPS = ("s3a-openssl",)
 """Groups fetched only when named with --only (a plain `lakeinlet jars` leaves them out)."""
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"

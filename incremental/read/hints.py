@@ -14,6 +14,8 @@ HINTS = (
      ".gz, or compressed with gzip"),
     ("nesting depth", "JSON nested deeper than Spark's parser allows (Jackson's limit): flatten "
      "the records and upload the object again"),
+    ("BrotliCodec", "Parquet compressed with brotli, for which Spark has no codec: write it with "
+     "snappy, zstd, gzip or lz4 and upload it again"),
     ("zStandard", "this Hadoop build cannot decompress zstd (its libhadoop lacks it; Spark 4's "
      "Hadoop 3.4 can): decompress it or use gzip, or run on a Hadoop with native zstd"),
 )

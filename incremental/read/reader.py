@@ -21,12 +21,16 @@ from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import FILTERED, PlannedObject, Ref, WriteCheck
 from lakeinlet.incremental.ports import NOTHING_READ, OVERWRITTEN, Footer, ObjectHead, ReadBatch
 from lakeinlet.incremental.read import (
+    avro_schemas,
     case_names,
     checks,
+    codecs,
     conflicts,
     file_index,
+    formats,
     isolate,
     judge,
+    key_columns,
     lineage,
     malformed,
     paths,
@@ -59,13 +63,15 @@ class SparkReader:
     """Reads planned objects with Spark's native readers; nothing is written here."""
 
     def __init__(self, spark: SparkSession, read: ReadSection, scheme: str,
-                 footers: FooterReader | None = None) -> None:
+                 footers: FooterReader | None = None, prefixes: Sequence[str] = ()) -> None:
         """`footers` reads Parquet footers without Spark (the object store's `footers`): their
         row counts are checked against the rows read, and a batch whose footers all have one
-        schema is read without merging schemas (a Spark job less). Without it Spark does both."""
+        schema is read without merging schemas (a Spark job less). Without it Spark does both.
+        `prefixes` (--prefix) are where partition folders of keys start (`key_columns`)."""
         self.spark, self.settings, self.scheme, self.footers = spark, read, scheme, footers
+        self.prefixes = tuple(prefixes)
         self.schema = parse_schema(read.schema)
-        self.text = read.source_format in ("json", "csv")
+        self.text = read.source_format in formats.TEXT
 
     def uri(self, o: PlannedObject) -> str:
         return f"{self.scheme}://{o.bucket}/{o.key}"
@@ -137,8 +143,10 @@ class SparkReader:
         `model.WriteCheck`). Sizes and mtimes are compared once per file at planning, not per
         row: the plan's file statuses are what Spark reports as each row's `_metadata`."""
         heads = heads or {}
-        loaded, footers = self._planned(objs, heads, table_schema)
-        raw, objs, failed = loaded.df, loaded.objs, loaded.failed
+        keys = key_columns.plan(self.spark, objs, self.prefixes, self.settings, self.schema, table_schema)
+        loaded, footers = self._planned([o for o in objs if (o.bucket, o.key) not in keys.failed],
+                                        heads, table_schema)
+        raw, objs, failed = loaded.df, loaded.objs, loaded.failed | keys.failed
         if raw is None or not objs:
             return ReadBatch(None, None, {}, {}, failed)
         if single_pass and fast_paths.enabled("one-pass") and not self.text and all(
@@ -148,9 +156,9 @@ class SparkReader:
                                      planned):
             rows = sum(footers[(o.bucket, o.key)].rows for o in objs)
             observed = Observation(f"lakeinlet-{batch_id}")
-            return self._one_pass(self._with_lineage(raw, objs, batch_id, rows, observed), objs,
-                                  footers, failed, observed)
-        df = self._with_lineage(raw, objs, batch_id).persist(StorageLevel.MEMORY_AND_DISK)
+            return self._one_pass(keys.add(self._with_lineage(raw, objs, batch_id, rows, observed)),
+                                  objs, footers, failed, observed)
+        df = keys.add(self._with_lineage(raw, objs, batch_id)).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             seen = probes.per_object(df, CORRUPT_COL in df.columns, self._decoded(raw))
         except Exception:
@@ -164,6 +172,8 @@ class SparkReader:
         key's path, JSON records cut short, overwritten since their footers), the bulk read, and
         its types reconciled with the table's; with the footers read."""
         failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
+        if self.settings.source_format in formats.SNIFFED:
+            failed |= codecs.set_aside(objs, heads)
         if self.settings.source_format == "json":
             failed |= sniff.cut_short(objs, heads, self.multiline)
         footers, overwritten = self._footers([o for o in objs if (o.bucket, o.key) not in failed], heads)
@@ -216,7 +226,9 @@ class SparkReader:
                 file_index.fell_back("read", exc)
         while left:
             try:
-                return Loaded(self.reader(merge=merge).load([self.load_path(o) for o in left]), left, failed)
+                raw, aside = avro_schemas.bulk(self, left, merge)
+                left = [o for o in left if (o.bucket, o.key) not in aside]
+                return Loaded(raw if left else None, left, failed | aside)
             except Exception as exc:  # AnalysisException, or py4j's wrapper of a SparkException
                 if checks.is_merge_conflict(exc):
                     split = conflicts.split_conflicting(self, left, table)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeinlet.errors import ConfigError
+from lakeinlet.incremental.read.formats import CODECS, source_needs
 from lakeinlet.storage import TableLocation, spark_uri
 
 if TYPE_CHECKING:  # settings import this package's sections: no import cycle at run time
@@ -116,9 +117,16 @@ def formats_on_line() -> tuple[str, ...]:
 
 
 def every_format() -> SparkNeeds:
-    """One session that can write every format of the Spark line (tests, benchmarks, notebooks
-    comparing formats; a real run sets only its own): both session extensions (and Hudi's settings
-    where the line has Hudi), all jar groups (`delta-spark` for interoperability checks)."""
+    """One session that can write every format of the Spark line and read every source format
+    (tests, benchmarks, notebooks comparing formats; a real run sets only its own): both session
+    extensions (and Hudi's settings where the line has Hudi), all jar groups (`delta-spark` for
+    interoperability checks, Avro's)."""
+    targets = _every_target()
+    avro = source_needs("avro")
+    return SparkNeeds(targets.groups + avro.groups, targets.conf | CODECS, targets.required | avro.required)
+
+
+def _every_target() -> SparkNeeds:
     required = {"iceberg": ICEBERG_CLASS,
                 "delta-spark": ("io.delta.tables.DeltaTable", "Delta's own Spark engine")}
     if "hudi" not in formats_on_line():  # Delta 4 reads only through its extension and catalog
@@ -131,7 +139,15 @@ def every_format() -> SparkNeeds:
 
 
 def spark_needs(config: LoaderConfig) -> SparkNeeds:
-    """Jar groups, session settings and required classes of the target format."""
+    """Jar groups, session settings and required classes of the target format and of the source
+    format (`read.formats`: Avro's jars, XML's on Spark 3.5, the zstd codec)."""
+    target = _target_needs(config)
+    source = source_needs(config.read.source_format)
+    return SparkNeeds(target.groups + source.groups, source.conf | target.conf,
+                      target.required | source.required)
+
+
+def _target_needs(config: LoaderConfig) -> SparkNeeds:
     fmt = config.tables.target_format
     if fmt == "hudi":
         return SparkNeeds(["hudi"], HUDI_SESSION, {"hudi": HUDI_CLASS})

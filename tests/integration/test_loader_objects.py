@@ -158,3 +158,14 @@ def test_json_checks_are_one_ranged_get_that_answers_as_head_does_and_keeps_the_
     assert {r: replace(h, first=None) if isinstance(h, ObjectHead) else h
             for r, h in by_start.items()} == by_head
     assert calls.count("get_object") == 4 and calls.count("head_object") <= 2
+
+
+def test_content_encoding_is_kept_by_head_and_ranged_get(aws: AwsSection) -> None:
+    s3, bucket = client("s3", aws), unique("land")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="fh-1", Body=b"\x1f\x8b\x08\x00", ContentEncoding="gzip")
+    s3.put_object(Bucket=bucket, Key="plain.json", Body=b"{}")
+    objs = [obj(bucket, "fh-1"), obj(bucket, "plain.json")]
+    for store in (S3ObjectStore(aws), S3ObjectStore(aws, text=True)):
+        found = {r[1]: getattr(h, "content_encoding", "?") for r, h in store.head_many(objs).items()}
+        assert found == {"fh-1": "gzip", "plain.json": None}

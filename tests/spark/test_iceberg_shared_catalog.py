@@ -21,7 +21,7 @@ from lakeinlet.dev.samples import SCHEMA_DDL, SampleFile, make_files
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
-from lakeinlet.incremental.targets.iceberg.target import metadata_files
+from lakeinlet.incremental.targets.iceberg.creation import metadata_files
 from tests.catalogs import RestCatalogServer
 from tests.spark.conftest import ICEBERG_URI_ENV, JARS
 from tests.spark.loader_helpers import (

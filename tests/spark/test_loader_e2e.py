@@ -89,7 +89,8 @@ def test_keys_with_spaces_plus_and_percent_keep_their_lineage(spark: Any, aws: A
     p.loader().drain()
     table = target_rows(p)
     assert Counter(table.column("_source_key").to_pylist()) == {k: 2 for k in keys}
-    assert "year" not in table.schema.names  # no partition column inferred from the source path
+    # the partition folder is a string column of its key's rows (`key_columns`), null for the other key
+    assert {(r["_source_key"], r["year"]) for r in table.to_pylist()} == {(keys[0], "2026"), (keys[1], None)}
 
 
 @pytest.mark.parametrize("lookup", ["map", "join", "join on the path"])

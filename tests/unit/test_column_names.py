@@ -63,18 +63,21 @@ class Table:
         return self._schema
 
 
-def config(partition_by: tuple[str, ...], schema: str | None = None) -> LoaderConfig:
+def config(partition_by: tuple[str, ...], schema: str | None = None, keys: str = "auto") -> LoaderConfig:
     tables = TablesSection(changelog="c", table="s3://lake/t", partition_by=partition_by)
-    return replace(LoaderConfig(), tables=tables, read=ReadSection(schema=schema))
+    return replace(LoaderConfig(), tables=tables, read=ReadSection(schema=schema, partition_columns=keys))
 
 
 @pytest.mark.parametrize(("cfg", "table", "line"), [
     (config(("day",)), pa.schema([("id", pa.int64())]),
      "table s3://lake/t: --partition-by day: no such column in the table; columns available: id, "
      "_source_bucket, _source_key, _source_etag, _source_event_time, _ingest_batch"),
-    (config(("day", "id"), "id BIGINT, Day2 STRING"), None,
+    (config(("day", "id"), "id BIGINT, Day2 STRING", "none"), None,
      "table s3://lake/t: --partition-by day: no such column in --schema; columns available: id, Day2, "
      "_source_bucket, _source_key, _source_etag, _source_event_time, _ingest_batch"),
+    (config(("day", "id"), "id BIGINT", "dt"), None,
+     "table s3://lake/t: --partition-by day: no such column in --schema or --partition-columns; columns "
+     "available: id, dt, _source_bucket, _source_key, _source_etag, _source_event_time, _ingest_batch"),
 ])
 def test_partition_by_a_missing_column_is_refused_at_start_up(cfg: LoaderConfig, table: Any,
                                                                line: str) -> None:
@@ -88,3 +91,6 @@ def test_partition_by_a_known_column_or_an_unknown_schema_passes() -> None:
     with pytest.raises(ConfigError):
         partition_check(config(("DAY",)), Table(pa.schema([("day", pa.string())])))  # type: ignore[arg-type]
     partition_check(config(("day",)), Table(None))  # type: ignore[arg-type]
+    # a column keys may give (--partition-columns auto, or named) beside an explicit --schema
+    partition_check(config(("day",), "id BIGINT"), Table(None))  # type: ignore[arg-type]
+    partition_check(config(("day",), "id BIGINT", "region,day"), Table(None))  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import pytest
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.errors import ConfigError, TerminalError
-from lakeinlet.incremental.targets.iceberg import target as iceberg_target
+from lakeinlet.incremental.targets.iceberg import creation as iceberg_target
 from lakeinlet.incremental.targets.iceberg.catalog import (
     IcebergCatalog,
     IcebergSection,
@@ -17,8 +17,9 @@ from lakeinlet.incremental.targets.iceberg.catalog import (
     local_master,
     sqlalchemy_url,
 )
+from lakeinlet.incremental.targets.iceberg.creation import metadata_files
 from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
-from lakeinlet.incremental.targets.iceberg.target import IcebergTarget, metadata_files
+from lakeinlet.incremental.targets.iceberg.target import IcebergTarget
 
 pytestmark = pytest.mark.unit
 EMULATOR = AwsSection(endpoint_url="http://127.0.0.1:5000")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -13,6 +14,7 @@ from urllib.parse import unquote
 
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+from deltalake.transaction import AddAction
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
@@ -122,3 +124,17 @@ def data_files(fs: pafs.FileSystem, root: str, folder: str, partition_by: list[s
         stats = list(pool.map(lambda item: footer_stats(fs, f"{root}/{item[0]}"), listed))
     return [DataFile(rel, size, partition_values(rel, partition_by), mtime, st)
             for (rel, size, mtime), st in zip(listed, stats, strict=True)]
+
+
+def vanished(fs: pafs.FileSystem, root: str, files: Sequence[DataFile]) -> list[str]:
+    """The paths among one batch's `files` (all under its `data/<batch id>` folder) no longer there."""
+    if not files:
+        return []
+    folder = "/".join(files[0].path.split("/")[:2])  # data/<batch id>
+    there = {rel for rel, _, _ in list_written(fs, root, folder)}
+    return [f.path for f in files if f.path not in there]
+
+
+def add_action(f: DataFile) -> AddAction:
+    """The AddAction that commits `f`."""
+    return AddAction(f.path, f.size, f.partition_values, f.modification_time, True, f.stats)

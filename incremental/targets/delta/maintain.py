@@ -219,11 +219,9 @@ def _attempt(swap: _Swap) -> Compaction:
 
 def _body(dt: DeltaTable, swap: _Swap, commit_id: str) -> bytes:
     columns = _columns(dt)
-    removed = [sw.FileChange(sw.storage_path(f.path), f.size,
-                             partition_values(sw.storage_path(f.path), columns))
-               for r in swap.done for f in r.sources]
-    added = [sw.FileChange(r.file.path, r.file.size, r.file.partition_values, r.file.modification_time,
-                           r.file.stats) for r in swap.done]
+    sources = [(sw.storage_path(f.path), f.size) for r in swap.done for f in r.sources]
+    removed = [DataFile(path, size, partition_values(path, columns), 0, "") for path, size in sources]
+    added = [r.file for r in swap.done]
     txn = dt.transaction_version(swap.app_id)  # None: no loader commit yet, so none to race with
     meta = {"operation": COMPACT, "folder": swap.folder, "rewritten": str(len(removed)),
             "written": str(len(added))}

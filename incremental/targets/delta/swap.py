@@ -1,13 +1,13 @@
 """The compaction's commit, written as Delta writes an OPTIMIZE: `remove` and `add` actions with
 dataChange=false, the loader's `txn` as it stands, one `_delta_log` version put if absent (the
-primitive delta-rs commits with, so both writers share the log)."""
+primitive delta-rs commits with, so both writers share the log). Removed files are `DataFile`s too
+(their modification time and stats unused)."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -15,6 +15,7 @@ from deltalake import DeltaTable
 
 from lakeinlet import __version__
 from lakeinlet.changelog.log_store import LogStore
+from lakeinlet.incremental.targets.delta.files import DataFile
 
 OPERATION = "OPTIMIZE"
 """What Delta calls a rewrite that changes no row (delta-spark and delta-rs label theirs so)."""
@@ -25,17 +26,6 @@ KNOWN_WRITER_FEATURES = frozenset({
 others (deletion vectors, row tracking, in-commit timestamps, clustering) need more than this."""
 PATH_SAFE = "/=:@!$&'()*+,;-._~"
 """Characters a Delta log path keeps as they are (RFC 3986 path characters); others are %XX."""
-
-
-@dataclass(frozen=True)
-class FileChange:
-    """A data file the commit adds or removes: its path on storage (relative to the table's root)."""
-
-    path: str
-    size: int
-    partition_values: Mapping[str, str | None]
-    modification_time: int = 0
-    stats: str | None = None
 
 
 def log_path(storage_path: str) -> str:
@@ -60,7 +50,7 @@ def unwritable(dt: DeltaTable) -> str | None:
     return f"writer feature(s) {', '.join(extra)}" if extra else None
 
 
-def commit_body(version_read: int, removed: Sequence[FileChange], added: Sequence[FileChange],
+def commit_body(version_read: int, removed: Sequence[DataFile], added: Sequence[DataFile],
                 txn: tuple[str, int] | None, parameters: Mapping[str, str],
                 custom: Mapping[str, str], commit_id: str, now_ms: int | None = None) -> bytes:
     """The newline-delimited actions of one compaction commit (`commit_id` tells it apart)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
@@ -17,7 +16,6 @@ from deltalake.exceptions import CommitFailedError
 from deltalake.schema import Field
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
-from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.log_store import LogStore, store_for
 from lakeinlet.delta_io import LatestTable
@@ -34,9 +32,12 @@ from lakeinlet.incremental.model import (
 from lakeinlet.incremental.ports import CatalogFormat, Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta.catalog import DELTA_CATALOG
-from lakeinlet.incremental.targets.delta.files import DataFile, data_files, list_written
+from lakeinlet.incremental.targets.delta.files import DataFile, add_action, data_files, vanished
+from lakeinlet.incremental.targets.delta.history import checkpoint_in, commit_of
 from lakeinlet.incremental.targets.delta.maintain import compact_table
 from lakeinlet.incremental.targets.delta.protocol import list_features
+from lakeinlet.incremental.targets.delta.removal import find_rows
+from lakeinlet.incremental.targets.delta.vacuum import vacuum_table
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
 from lakeinlet.storage import TableLocation
@@ -106,7 +107,7 @@ class DeltaTarget:
 
     def commits(self, limit: int | None = None) -> list[TargetCommit]:
         dt = self.table()
-        return [] if dt is None else [_commit(h) for h in dt.history(limit)]
+        return [] if dt is None else [commit_of(h) for h in dt.history(limit)]
 
     def checkpoint(self) -> Checkpoint:
         """The position in the newest commit that carries one (a load, a removal or a reset)."""
@@ -117,20 +118,9 @@ class DeltaTarget:
         last one found is kept and reused while the table stays at that version."""
         if dt is None:
             return Checkpoint(None, -1)
-        version = int(dt.version())
-        if self._seen is not None and self._seen.target_version == version:
-            return self._seen
-        txn = dt.transaction_version(self.app_id)
-        found = Checkpoint(None, version)
-        if txn is not None:
-            for limit in (1, 16, None):  # the newest commit nearly always holds it: read few first
-                found = tc.checkpoint_from([_commit(h) for h in dt.history(limit)], self.app_id, version)
-                if found.position is not None:
-                    break
-            else:
-                found = Checkpoint(Position(int(txn)), version)
-        self._seen = found
-        return found
+        if self._seen is None or self._seen.target_version != int(dt.version()):
+            self._seen = checkpoint_in(dt, self.app_id)
+        return self._seen
 
     def stage(self, change: Load | Removal, start: Position, end: Position, batch_id: str) -> Staged:
         """A load: Spark writes its rows as Parquet. A removal: the files holding rows of its
@@ -152,7 +142,8 @@ class DeltaTarget:
         """
         if staged.removal is not None:
             dt, removed = staged.removal
-            return self._commit(dt, [*removed, *(_add(f) for f in staged.files)], staged.end, staged.meta)
+            actions = [*removed, *(add_action(f) for f in staged.files)]
+            return self._commit(dt, actions, staged.end, staged.meta)
         dt = self._ensure(staged.schema if staged.schema is not None else self._fallback_schema())
         self._check_start(staged.start, dt)
         self._check_files(staged.files)
@@ -165,7 +156,7 @@ class DeltaTarget:
         meta = tc.load_meta(self.app_id, staged.batch_id, staged.start, staged.end, outcomes,
                             previous=self._checkpoint(dt).watermark, stamp=self.stamp) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
-        return self._commit(dt, [*removes, *(_add(f) for f in files)], staged.end, meta)
+        return self._commit(dt, [*removes, *(add_action(f) for f in files)], staged.end, meta)
 
     def _write(self, df: Any, batch_id: str, size: int) -> list[DataFile]:
         """Spark writes the rows (`size` bytes of source data: see `sized`) under `data/<batch id>/`:
@@ -185,10 +176,7 @@ class DeltaTarget:
     def _check_files(self, files: Sequence[DataFile]) -> None:
         """The batch's files are all still there (a vacuum with a retention shorter than this
         batch took would have deleted them): a commit never references a missing file."""
-        if not files:
-            return
-        there = {rel for rel, _, _ in list_written(self.fs, self.root, _folder(files[0]))}
-        if gone := [f.path for f in files if f.path not in there]:
+        if gone := vanished(self.fs, self.root, files):
             raise TerminalError(f"{self.uri}: {len(gone)} files of this batch vanished before its "
                                 f"commit (a vacuum with a retention shorter than the batch?): {gone[0]}")
 
@@ -253,32 +241,10 @@ class DeltaTarget:
         Spark rewrote without them (under `data/<batch id>/`)."""
         if self._spark is None:
             raise TerminalError("removing rows needs Spark (the loader passes its session)")
-        spark = self._spark()
-        actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
-        # dt's own schema, not self.schema(): that refreshes the shared DeltaTable in place, and a
-        # compaction committed meanwhile would then go unnoticed by this removal's commit
-        schema = pa.schema(dt.schema().to_arrow())
-        df = removal_frame(spark, self.spark_uri, actions, self.partition_by, schema)
-        if df is None:
+        found = find_rows(self._spark(), dt, self.spark_uri, self.uri, self.partition_by, objs)
+        if found is None:
             return {}, [], []
-        hit = df.where(tc.keys_sql(objs))
-        counts = {(r[0], r[1]): int(r[2]) for r in
-                  hit.groupBy("_source_bucket", "_source_key").count().collect()}
-        paths = {r[0] for r in hit.select("_path").distinct().collect()}
-        if not paths:
-            return {}, [], []
-        keep = df.where(df["_path"].isin(sorted(paths))).where(f"NOT ({tc.keys_sql(objs)})").drop("_path")
-        now = int(datetime.now(UTC).timestamp() * 1000)
-        base = lakejvm.qualify(spark, self.spark_uri)  # a relative local table is read as file:/<abs>
-        # in the form of Spark's _metadata.file_path, which `paths` holds
-        spelled = lakejvm.path_uris(spark, (f"{base}/{a['path']}" for a in actions))
-        removes: list[AddAction | RemoveAction] = [
-            RemoveAction(a["path"], True, now, a["size_bytes"], _partition_values(a, self.partition_by))
-            for a, path in zip(actions, spelled, strict=True) if path in paths]
-        if len(removes) != len(paths):  # rewriting without removing would duplicate the kept rows
-            raise TerminalError(f"{self.uri}: {len(paths)} files hold rows to delete but "
-                                f"{len(removes)} of them match the log's paths (first: {min(paths)})")
-        return counts, removes, self._write(keep, batch_id, sum(r.size or 0 for r in removes))
+        return found.counts, found.removes, self._write(found.keep, batch_id, found.removed_bytes)
 
     def commit_position(self, start: Position | None, to: Position, reason: str,
                         operation: str = RESET) -> int:
@@ -326,61 +292,3 @@ class DeltaTarget:
         """Files the log does not reference (a crashed or losing batch's folder, removed files),
         older than the retention; deleted unless `dry_run`."""
         return vacuum_table(self.table(), retention_hours, dry_run)
-
-
-def vacuum_table(dt: DeltaTable | None, retention_hours: float, dry_run: bool) -> list[str]:
-    """delta-rs's full vacuum: every file the log does not reference, older than the retention
-    (files of a batch still being written are newer, so they stay)."""
-    if dt is None:
-        return []
-    return sorted(dt.vacuum(retention_hours=int(retention_hours), dry_run=dry_run,
-                            enforce_retention_duration=False, full=True))
-
-
-def _commit(h: dict[str, Any]) -> TargetCommit:
-    meta = tc.unprefixed(h)
-    when = datetime.fromtimestamp(int(h["timestamp"]) / 1000, UTC)
-    files = int(meta["files"]) if "files" in meta else None
-    size = int(meta["bytes"]) if "bytes" in meta else None
-    return TargetCommit(int(h["version"]), when, meta, files, size)
-
-
-def removal_frame(spark: Any, root: str, actions: list[dict[str, Any]], partition_by: Sequence[str],
-                  schema: pa.Schema | None) -> Any:
-    """The table's rows with their file (`_path`), read file group by partition (partition values
-    live in the folder names, not in the files), with the table's schema."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    if not actions or schema is None:
-        return None
-    data_schema = from_arrow_schema(pa.schema([f for f in schema if f.name not in partition_by]),
-                                    prefer_timestamp_ntz=True)
-    groups: dict[tuple[Any, ...], list[str]] = {}
-    for a in actions:
-        groups.setdefault(tuple(a.get(f"partition.{c}") for c in partition_by), []).append(
-            f"{root}/{a['path']}")
-    frames = []
-    for values, paths in groups.items():
-        df = spark.read.schema(data_schema).parquet(*paths).withColumn("_path", F.col("_metadata.file_path"))
-        for col, value in zip(partition_by, values, strict=True):
-            df = df.withColumn(col, F.lit(value).cast(
-                from_arrow_schema(schema, prefer_timestamp_ntz=True)[col].dataType))
-        frames.append(df)
-    out = frames[0]
-    for df in frames[1:]:
-        out = out.unionByName(df)
-    return out
-
-
-def _partition_values(action: dict[str, Any], partition_by: Sequence[str]) -> dict[str, str | None]:
-    return {c: (None if action.get(f"partition.{c}") is None else str(action[f"partition.{c}"]))
-            for c in partition_by}
-
-
-def _folder(f: DataFile) -> str:
-    return "/".join(f.path.split("/")[:2])  # data/<batch id>
-
-
-def _add(f: DataFile) -> AddAction:
-    return AddAction(f.path, f.size, f.partition_values, f.modification_time, True, f.stats)

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 
 from lakeinlet.errors import CommitConflict, TerminalError
 from lakeinlet.incremental.model import (
@@ -27,31 +26,17 @@ from lakeinlet.incremental.model import (
 from lakeinlet.incremental.ports import CatalogFormat, Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.iceberg import branches
-from lakeinlet.incremental.targets.iceberg.answers import (
-    EXISTS,
-    CreatorRaced,
-    classify,
-    concurrency,
-    create_namespace,
-)
+from lakeinlet.incremental.targets.iceberg.answers import concurrency
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, check_catalog_placement
+from lakeinlet.incremental.targets.iceberg.creation import create, foreign_or_none, namespace
 from lakeinlet.incremental.targets.iceberg.engine import commit_properties, orphan_files
+from lakeinlet.incremental.targets.iceberg.history import main_commits
 from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
 from lakeinlet.logs import event
-from lakeinlet.retry import transient
-from lakeinlet.spark import empty_frame
-from lakeinlet.storage import TableLocation
 
 log = logging.getLogger(__name__)
-
-FOREIGN_WAIT = (0.5, 1.0, 2.0)
-"""Pauses before a location's metadata that the catalog does not know is called foreign: a loader
-on the same catalog may be between writing its first metadata.json and registering it."""
-PROPERTIES = {"format-version": "2", "write.spark.accept-any-schema": "true",
-              "write.metadata.delete-after-commit.enabled": "true",
-              "write.metadata.previous-versions-max": "100"}
 
 
 @dataclass
@@ -104,7 +89,7 @@ class IcebergTarget:
 
     def commits(self, limit: int | None = None) -> list[TargetCommit]:
         """main's snapshots, newest first (the branch history readers see)."""
-        return _commits(self.table(), limit)
+        return main_commits(self.table(), limit)
 
     def checkpoint(self) -> Checkpoint:
         found = self.commits()
@@ -183,63 +168,24 @@ class IcebergTarget:
         if t is None:
             self._create(schema if schema is not None else fallback_schema(self.partition_by))
             t = self.table()
-        now = tc.checkpoint_from(_commits(t), self.app_id, -1).position
+        now = tc.checkpoint_from(main_commits(t), self.app_id, -1).position
         if start is not None and (now or Position(-1)) != start:
             raise CommitConflict(f"checkpoint of {self.uri} moved from {start} to {now}: "
                                  "another loader committed this batch")
         return int(t.current_snapshot().snapshot_id)
 
     def _foreign_or_none(self) -> Any:
-        """None when the location holds no Iceberg metadata (the table may be created); the table
-        if a creator on this catalog registered it meanwhile.
-
-        Raises:
-            TerminalError: the location holds a table this catalog does not know (creating one
-                would fork it: two metadata chains in one folder, the checkpoint lost).
-        """
-        if self.catalog.section.iceberg_catalog == "hadoop":
-            return None  # the path-based catalog's table is its location
-        found = metadata_files(self.uri, self.catalog)
-        for pause in FOREIGN_WAIT if found else ():
-            self._sleep(pause)
-            t = self.table()
-            if t is not None:
-                return t
-        if found:
-            raise TerminalError(
-                f"{self.uri} already holds an Iceberg table ({found[0]}) that catalog "
-                f"{self.catalog.describe()} does not know as {self.catalog.identifier}: point "
-                "--iceberg-catalog/--iceberg-catalog-uri (and --iceberg-table) at the catalog that "
-                "holds it, or register it there")
-        return None
+        """None, or the table a creator on this catalog registered meanwhile (`creation.py`)."""
+        return foreign_or_none(self.catalog, self.table, self._sleep)
 
     def _create(self, schema: pa.Schema) -> None:
-        """The table and its first, empty snapshot in one commit (a second creator just goes on)."""
+        """Its namespace if missing, then the table with its first, empty snapshot (`creation.py`)."""
         spark = self.session()
         self._namespace(spark)
-        empty = empty_frame(spark, _spark_schema(schema))
-        w = empty.writeTo(self.catalog.spark_name).using("iceberg")
-        for key, value in (PROPERTIES | self._location()).items():
-            w = w.tableProperty(key, value)
-        if self.partition_by:
-            from lakeinlet import column_names
-
-            w = w.partitionedBy(*[column_names.col(c) for c in self.partition_by])
-        try:
-            w.option("snapshot-property.lakeinlet.operation", "create").create()
-        except Exception as exc:
-            if classify(exc) != EXISTS:
-                raise
+        create(spark, self.catalog, _spark_schema(schema), self.partition_by)
 
     def _namespace(self, spark: Any) -> None:
-        """CREATE NAMESPACE IF NOT EXISTS, once more if the catalog refused it as the second of two
-        creators that both found it missing (`CREATOR_RACE`): the second try finds it there."""
-        sql = f"CREATE NAMESPACE IF NOT EXISTS {self.catalog.name}.{self.catalog.identifier.split('.')[0]}"
-        once_more = transient(2, sleep=self._sleep, on=CreatorRaced, first_wait=FOREIGN_WAIT[0])
-        once_more(create_namespace, spark, sql)
-
-    def _location(self) -> dict[str, str]:
-        return {} if self.catalog.section.iceberg_catalog == "hadoop" else {"location": self.uri}
+        namespace(spark, self.catalog, self._sleep)
 
     def _append_to_branch(self, base: int, data: Any, meta: dict[str, str],
                           delete_where: str | None = None) -> None:
@@ -323,31 +269,6 @@ class IcebergTarget:
         t = self.table()
         if t is not None and self.branch in t.metadata.refs:
             self.session().sql(f"ALTER TABLE {self.catalog.spark_name} DROP BRANCH IF EXISTS {self.branch}")
-
-
-def metadata_files(location: str, catalog: IcebergCatalog) -> list[str]:
-    """The `*.metadata.json` files under `<location>/metadata/` (s3 or local), newest name last."""
-    fs, root = TableLocation(location).filesystem(catalog.aws)
-    infos = fs.get_file_info(pafs.FileSelector(f"{root}/metadata", allow_not_found=True))
-    return sorted(i.path for i in infos if i.path.endswith(".metadata.json"))
-
-
-def _commits(t: Any, limit: int | None = None) -> list[TargetCommit]:
-    """main's snapshots in the loaded table `t` (None: no table yet), newest first."""
-    out = list[TargetCommit]()
-    snap = None if t is None else t.current_snapshot()
-    while snap is not None and (limit is None or len(out) < limit):
-        out.append(_commit(snap))
-        snap = t.snapshot_by_id(snap.parent_snapshot_id) if snap.parent_snapshot_id else None
-    return out
-
-
-def _commit(snap: Any) -> TargetCommit:
-    summary = snap.summary.additional_properties if snap.summary else {}
-    meta = tc.unprefixed(summary)
-    files, size = summary.get("added-data-files"), summary.get("added-files-size")
-    return TargetCommit(int(snap.sequence_number), datetime.fromtimestamp(snap.timestamp_ms / 1000, UTC),
-                        meta, int(files) if files else 0, int(size) if size else 0)
 
 
 def _plain(schema: pa.Schema) -> pa.Schema:
