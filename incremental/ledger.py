@@ -44,6 +44,7 @@ class DeltaLedger:
         self.app_id = app_id + ":ledger"
         self._options = self.location.options(aws)
         self._latest = LatestTable(self.uri, self._options)
+        self._standing_read: tuple[int, frozenset[str], list[dict[str, Any]]] = (-1, frozenset(), [])
 
     def _table(self) -> DeltaTable | None:
         return self._latest.get()
@@ -84,7 +85,16 @@ class DeltaLedger:
         dt = self._table()
         if dt is None or not objs:
             return []
-        keys = pa.array(sorted({o.key for o in objs}))
+        wanted_keys = {o.key for o in objs}
+        version, held, rows = self._standing_read
+        if version == dt.version() and wanted_keys <= held:  # planning asks `known`, then `identical`
+            return [r for r in rows if r["key"] in wanted_keys]  # of the same keys: scan once
+        rows = self._scan(dt, wanted_keys)
+        self._standing_read = (dt.version(), frozenset(wanted_keys), rows)
+        return rows
+
+    def _scan(self, dt: DeltaTable, wanted_keys: set[str]) -> list[dict[str, Any]]:
+        keys = pa.array(sorted(wanted_keys))
         statuses = pa.array(sorted(FINAL | {REMOVED}))
         wanted = pc.field("key").isin(keys) & pc.field("status").isin(statuses)
         cols = ["bucket", "key", "identity", "etag", "status", "target_version"]

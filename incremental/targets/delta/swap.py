@@ -14,6 +14,7 @@ from urllib.parse import quote, unquote
 from deltalake import DeltaTable
 
 from lakeinlet import __version__
+from lakeinlet.changelog.blind_append import log_path as commit_path
 from lakeinlet.changelog.log_store import LogStore
 from lakeinlet.incremental.targets.delta.files import DataFile
 
@@ -78,5 +79,5 @@ def commit_body(version_read: int, removed: Sequence[DataFile], added: Sequence[
 def put(store: LogStore, version: int, body: bytes, commit_id: str) -> bool:
     """Commit `body` as `version`; False when another writer took that version first. A PUT
     retried after its first try landed finds its own commit there: that is a commit made."""
-    path = f"_delta_log/{version:020d}.json"
+    path = commit_path(version)
     return store.put_if_absent(path, body) or f'"txnId":"{commit_id}"'.encode() in (store.get(path) or b"")
