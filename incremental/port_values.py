@@ -76,6 +76,8 @@ class ReadBatch:
     replaced: dict[tuple[str, str], int] = field(default_factory=dict)
     """(bucket, key) → rows loaded with U+FFFD in a string column (JSON/CSV bytes the reader's
     charset could not decode: e.g. a Latin-1 CSV read as UTF-8)."""
+    rescued: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(bucket, key) → fields moved to `_rescued_data` (`--on-type-conflict rescue`)."""
 
     def note(self, ref: tuple[str, str]) -> str:
         """The ledger reason of an object this batch loads: what was dropped or decoded badly."""
@@ -84,6 +86,9 @@ class ReadBatch:
         if replaced:
             notes.append(f"{replaced} {REPLACED}: if the object has another charset, set "
                          "--read-option encoding=<it> (e.g. ISO-8859-1) and load it again")
+        if rescued := self.rescued.get(ref, 0):
+            notes.append(f"{rescued} field{'s' if rescued != 1 else ''} rescued into _rescued_data "
+                         "(values the table's types cannot hold)")
         return "; ".join(notes)
 
     def release(self) -> None:
