@@ -56,9 +56,10 @@ def test_rescued_values_keep_their_rows_in_a_first_batch_a_later_one_and_under_s
     assert str(table.schema.field("price").type) == "double"
     rows = sorted(table.select(["id", "price", "name", "_rescued_data"]).to_pylist(),
                   key=lambda r: r["name"])
-    got = [(r["id"], r["price"], r["name"], json.loads(r["_rescued_data"]) if r["_rescued_data"] else None)
-           for r in rows]
+    got = [(r["id"], r["price"], json.loads(r["name"]) if r["name"].startswith("{") else r["name"],
+            json.loads(r["_rescued_data"]) if r["_rescued_data"] else None) for r in rows]
     assert got == [  # by name: '{' sorts after letters
         (1, 1.5, "a", None), (2, 2.5, "b", None), (3, None, "c", {"price": "cheap"}),
         (4, None, "d", {"price": "n/a"}), (5, 3.5, "e", None),
-        (7, 5.5, "g", {"extra": "[1,2]"}), (None, 4.5, '{"first":"f"}', {"id": "x6"})]
+        (7, 5.5, "g", {"extra": "[1,2]"}), (None, 4.5, {"first": "f"}, {"id": "x6"})]  # the struct as text
+    # (4.1's reader keeps the object's own spacing, 3.5's writes it anew)
