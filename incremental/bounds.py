@@ -83,10 +83,12 @@ def bounds_of(config: Any) -> Bounds:
 
 
 def written(config: Any) -> Iterable[str | None]:
-    """Where a run with `config` writes: the changelog, its table with its ledger, quarantine and
-    cleanup log, and the archive of --after-load."""
+    """Where a run with `config` writes: the changelog, its table with its ledger, quarantine,
+    cleanup log and staged copies (`read.staging`), and the archive of --after-load."""
     t, spec = config.tables, config.cleanup.spec
-    yield from (t.changelog, t.table, t.ledger_uri, t.quarantine_uri, t.ledger_uri.rstrip("/") + "_cleanup")
+    ledger = t.ledger_uri.rstrip("/")
+    yield from (t.changelog, t.table, t.ledger_uri, t.quarantine_uri, ledger + "_cleanup",
+                ledger + "_staging")
     if spec.bucket:
         yield f"s3://{spec.bucket}/{spec.prefix}"
 

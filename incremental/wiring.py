@@ -23,6 +23,7 @@ from lakeinlet.incremental.plan import Caps, Filters, KeyFilter
 from lakeinlet.incremental.quarantine import DeltaQuarantine
 from lakeinlet.incremental.read import formats
 from lakeinlet.incremental.read.key_values import wanted
+from lakeinlet.incremental.read.staging import Staging
 from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
@@ -154,7 +155,17 @@ class Parts:
         from lakeinlet.incremental.read.reader import SparkReader
 
         return SparkReader(self.session(), self.config.read, self.config.tables.spark_scheme,
-                           footers=self.store().footers, prefixes=self.config.plan.prefix)
+                           footers=self.store().footers, prefixes=self.config.plan.prefix,
+                           staging=self.staging())
+
+    def staging(self) -> Staging | None:
+        """Where compressed objects under keys without their codec's suffix are copied to be
+        read: beside the ledger (`<ledger>_staging/`), when the ledger is in S3 (else they are
+        set aside, with the fix)."""
+        where = TableLocation(self.config.tables.ledger_uri).sibling("_staging").uri
+        if not where.startswith("s3://"):
+            return None
+        return Staging(self.store().s3, where, self.config.tables.spark_scheme)
 
     def record_filters(self) -> Gap | None:
         """Every commit of this run records its filters; versions planned under narrower ones

@@ -38,6 +38,7 @@ from lakeinlet.incremental.read import (
     rescue,
     sniff,
 )
+from lakeinlet.incremental.read import staging as staging_
 from lakeinlet.incremental.read.checks import Seen, one_schema
 from lakeinlet.incremental.read.malformed import GLOB
 from lakeinlet.incremental.read.verdicts import Failed, Loaded
@@ -64,18 +65,29 @@ class SparkReader:
     """Reads planned objects with Spark's native readers; nothing is written here."""
 
     def __init__(self, spark: SparkSession, read: ReadSection, scheme: str,
-                 footers: FooterReader | None = None, prefixes: Sequence[str] = ()) -> None:
+                 footers: FooterReader | None = None, prefixes: Sequence[str] = (),
+                 staging: staging_.Staging | None = None) -> None:
         """`footers` reads Parquet footers without Spark (the object store's `footers`): their
         row counts are checked against the rows read, and a batch whose footers all have one
         schema is read without merging schemas (a Spark job less). Without it Spark does both.
-        `prefixes` (--prefix) are where partition folders of keys start (`key_columns`)."""
+        `prefixes` (--prefix) are where partition folders of keys start (`key_columns`).
+        `staging` copies compressed objects under keys without their codec's suffix (`staging`;
+        without it they are set aside)."""
         self.spark, self.settings, self.scheme, self.footers = spark, read, scheme, footers
+        self.staging, self.copies = staging, staging_.Copies()
         self.prefixes = tuple(prefixes)
         self.schema = parse_schema(read.schema)
         self.text = read.source_format in formats.TEXT
 
     def uri(self, o: PlannedObject) -> str:
+        """Where Spark reads the object: its key, or its staged copy (`staging`)."""
+        return self.copies.uris.get((o.bucket, o.key)) or self.source_uri(o)
+
+    def source_uri(self, o: PlannedObject) -> str:
         return f"{self.scheme}://{o.bucket}/{o.key}"
+
+    def _ref_uri(self, ref: Ref) -> str:
+        return self.copies.uris.get(ref) or f"{self.scheme}://{ref[0]}/{ref[1]}"
 
     def load_path(self, o: PlannedObject) -> str:
         """The object's path with Hadoop glob characters escaped: `in/a[1].json` is that object."""
@@ -117,6 +129,21 @@ class SparkReader:
 
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
              heads: Mapping[Ref, ObjectHead] | None = None, single_pass: bool = False) -> ReadBatch:
+        """`_isolating` over the batch's objects, those under a key without their codec's suffix
+        read from staged copies, which the batch's `release` deletes."""
+        heads = heads or {}
+        self.copies = self.staging.copy(objs, heads, batch_id) if self.staging is not None and \
+            self.settings.source_format in formats.SNIFFED else staging_.Copies()
+        try:
+            batch = self._isolating([o for o in objs if (o.bucket, o.key) not in self.copies.failed],
+                                    batch_id, table_schema, {**heads, **self.copies.heads}, single_pass)
+        except BaseException:
+            self.copies.unpersist()
+            raise
+        return replace(batch, failed=batch.failed | self.copies.failed, cached=(*batch.cached, self.copies))
+
+    def _isolating(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
+                   heads: Mapping[Ref, ObjectHead], single_pass: bool = False) -> ReadBatch:
         """`_read`; when its Spark job fails, the objects that fail alone are set aside (`isolate`)
         and the others are read again: one object never fails its batch."""
         try:
@@ -129,7 +156,7 @@ class SparkReader:
             if not found:
                 raise
         rest = [o for o in objs if (o.bucket, o.key) not in found]
-        batch = self.read(rest, batch_id, table_schema, heads, single_pass) if rest else \
+        batch = self._isolating(rest, batch_id, table_schema, heads, single_pass) if rest else \
             ReadBatch(None, None, {}, {}, {})
         return replace(batch, failed=batch.failed | found)
 
@@ -173,9 +200,9 @@ class SparkReader:
         """The batch's read before its rows are counted: objects set aside before it (another
         key's path, JSON records cut short, overwritten since their footers), the bulk read, and
         its types reconciled with the table's; with the footers read."""
-        failed = paths.elsewhere(self.spark, self.uri, objs)  # lineage is by the literal key
+        failed = paths.elsewhere(self.spark, self.source_uri, objs)  # lineage is by the literal key
         if self.settings.source_format in formats.SNIFFED:
-            failed |= codecs.set_aside(objs, heads)
+            failed |= codecs.set_aside([o for o in objs if (o.bucket, o.key) not in self.copies.uris], heads)
         if self.settings.source_format == "json":
             failed |= sniff.cut_short(objs, heads, self.multiline)
         footers, overwritten = self._footers([o for o in objs if (o.bucket, o.key) not in failed], heads)
@@ -282,7 +309,7 @@ class SparkReader:
         keep, records = _drop_failed(df, failed), None
         if CORRUPT_COL in df.columns:
             if bad:
-                records = malformed.with_lines(self.spark, self.scheme, df.filter(
+                records = malformed.with_lines(self.spark, self._ref_uri, df.filter(
                     F.col(CORRUPT_COL).isNotNull()).select(
                     *LINEAGE, "_ingest_batch", F.col(CORRUPT_COL).alias("record")), list(bad))
             keep = keep.filter(F.col(CORRUPT_COL).isNull()).drop(CORRUPT_COL)

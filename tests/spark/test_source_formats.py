@@ -12,13 +12,14 @@ import zlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from lakeinlet import jars
-from lakeinlet.aws import AwsSection
+from lakeinlet.aws import AwsSection, client
 from lakeinlet.incremental.read import formats
 from lakeinlet.incremental.settings import ReadSection
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
@@ -61,24 +62,28 @@ def _ledger(p: Any) -> dict[str, tuple[str, int, str]]:
 
 
 def test_json_codecs_by_suffix_and_bytes_in_one_batch(spark: Any, aws: AwsSection) -> None:
-    readable = {"kc/t+0+000.json.gz": gzip.compress(_lines("gzip")),
-                "kc/t+0+001.json.bz2": bz2.compress(_lines("bzip2")),
-                "kc/t+0+002.json.zst": pa.compress(_lines("zstd"), "zstd", asbytes=True),
-                "kc/t+0+003.json.deflate": zlib.compress(_lines("deflate"))}
-    aside = {"firehose/stream-1-2026-11-27-00-00-00-abc": gzip.compress(_lines("gzip, no suffix")),
-             "kc/t+0+004.json.lz4": pa.compress(_lines("lz4"), "lz4", asbytes=True),
+    zstd = lambda b: pa.compress(b, "zstd", asbytes=True)  # noqa: E731
+    readable = {"kc/t+0+000.json.gz": ("gzip", gzip.compress), "kc/t+0+001.json.bz2": ("bzip2", bz2.compress),
+                "kc/t+0+002.json.zst": ("zstd", zstd), "kc/t+0+003.json.deflate": ("deflate", zlib.compress),
+                # no suffix, or another one: read from a copy staged under the codec's suffix
+                "firehose/stream-1-2026-11-27-00-00-00-abc": ("gzip, no suffix", gzip.compress),
+                "raw/b.json": ("bzip2 under .json", bz2.compress), "raw/z[1]": ("zstd, no suffix", zstd)}
+    aside = {"kc/t+0+004.json.lz4": pa.compress(_lines("lz4"), "lz4", asbytes=True),
              "kc/t+0+005.json.zip": _zip(_lines("zip")), "kc/t+0+006.tar.gz": _tar_gz(_lines("tar"))}
-    p = _load(spark, aws, "json", readable | aside)
+    p = _load(spark, aws, "json", {k: pack(_lines(c)) for k, (c, pack) in readable.items()} | aside)
     ledger = _ledger(p)
     assert {k: ledger[k][:2] for k in readable} == {k: ("loaded", 2) for k in readable}
-    assert sorted(target_rows(p).column("codec").to_pylist()) == sorted(
-        c for c in ("gzip", "bzip2", "zstd", "deflate") for _ in range(2))
+    rows = target_rows(p)
+    loaded = zip(rows.column("_source_key").to_pylist(), rows.column("codec").to_pylist(), strict=True)
+    assert sorted(loaded) == sorted((k, c) for k, (c, _) in readable.items() for _ in range(2))
     assert {k: ledger[k][0] for k in aside} == {k: "corrupt" for k in aside}
-    assert "gzip-compressed (first bytes 1f8b" in ledger["firehose/stream-1-2026-11-27-00-00-00-abc"][2]
-    assert "key ending .gz" in ledger["firehose/stream-1-2026-11-27-00-00-00-abc"][2]
     assert "lz4 frame-compressed" in ledger["kc/t+0+004.json.lz4"][2]
     assert "zip-compressed" in ledger["kc/t+0+005.json.zip"][2]
     assert "tar archive" in ledger["kc/t+0+006.tar.gz"][2]
+    where = urlsplit(p.staging().prefix and f"s3://{p.staging().bucket}/{p.staging().prefix}")
+    left = client("s3", aws).list_objects_v2(Bucket=where.netloc, Prefix=where.path.lstrip("/"))
+    assert where.path.endswith("_ledger_staging/") and left.get("KeyCount", 0) == 0, \
+        "a staged copy outlived its batch"
 
 
 def _avro(spark: Any, tmp: Path, rows: list[tuple[Any, ...]], ddl: str, codec: str) -> bytes:
