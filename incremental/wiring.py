@@ -174,18 +174,24 @@ class Parts:
         unless `record` is False: `record_filters` reads the checkpoint) within the bounds.
 
         Raises:
-            ConfigError: a --partition-by column that the table, or an explicit --schema, lacks.
+            ConfigError: a --partition-by column that the table, or an explicit --schema, lacks; a
+                --transform-sql that cannot run or drops lineage (`read.transform.check_at_start`).
         """
         cfg, t = self.config, self.config.tables
         partition_check(cfg, self.target)
+        if cfg.transform.step is not None:  # a SQL transform is analysed at start-up (Spark starts)
+            from lakeinlet.incremental.read.transform import check_at_start
+
+            check_at_start(self.session, cfg, self.target.schema())
         reader: CheckedReader | None = None
 
         def lazy_reader() -> CheckedReader:  # Spark starts only when a batch has something to read
             from lakeinlet.incremental.column_check import CheckedReader
+            from lakeinlet.incremental.read.transform import transforming
 
             nonlocal reader
-            reader = reader or CheckedReader(self.reader(), t.target_format, t.column_names == "rename",
-                                             t.partition_by)
+            reader = reader or CheckedReader(transforming(self.reader(), cfg.transform.step), t.target_format,
+                                             t.column_names == "rename", t.partition_by)
             return reader
 
         p = cfg.plan
@@ -206,6 +212,8 @@ def partition_check(cfg: LoaderConfig, target: Target) -> None:
     if not t.partition_by:
         return
     table = target.schema()
+    if table is None and cfg.transform.step is not None:  # its rows, not the source's (`transform_check`)
+        return
     keys = wanted(cfg.read.partition_columns)  # columns keys may give beside --schema's
     found = ((table.names, "in the table") if table is not None else
              (None if keys is None else schema_names(cfg.read.schema), "in --schema"))
