@@ -80,6 +80,6 @@ def hook_problem(hook: str) -> str | None:
         return (f"--transform {hook}: module {module!r} cannot be imported ({type(exc).__name__}: "
                 f"{first}); put it on the driver's PYTHONPATH")
     if not callable(found):
-        what = "not found" if found is None else f"a {type(found).__name__}, not a function"
+        what = "not found" if found is None else f"not a function (it is {type(found).__name__})"
         return f"--transform {hook}: {name!r} in module {module!r} is {what}"
     return None

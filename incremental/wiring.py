@@ -27,6 +27,7 @@ from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
 from lakeinlet.incremental.targets.schema import LINEAGE_SCHEMA
+from lakeinlet.incremental.transform_record import stamped
 from lakeinlet.logs import event
 from lakeinlet.own import location
 from lakeinlet.storage import TableLocation
@@ -157,9 +158,11 @@ class Parts:
                            footers=self.store().footers, prefixes=self.config.plan.prefix)
 
     def record_filters(self) -> Gap | None:
-        """Every commit of this run records its filters; versions planned under narrower ones
-        are said at start, once (and by `status`, until a reset re-reads them)."""
-        self.target.stamp, gap = stamp(self.target.checkpoint(), FilterRecord.of(self.config.plan))
+        """Every commit of this run records its filters and transform; versions planned under narrower
+        filters are said at start, once (and by `status`, until a reset re-reads them)."""
+        ck = self.target.checkpoint()
+        meta, gap = stamp(ck, FilterRecord.of(self.config.plan))
+        self.target.stamp = stamped(meta, ck, self.config.transform.step, self.route)
         if gap is not None:
             event(log, "filters changed", level=logging.WARNING, line=gap.line(self.route))
         return gap

@@ -7,6 +7,7 @@ commit nothing, a fixed transform that loads the same batch, and a transform tha
 from __future__ import annotations
 
 import gzip
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,8 @@ def routes_config(aws: AwsSection, lake: str, target_format: str, tmp_path: Path
     return replace(base, tables=replace(base.tables, table=None), routes=RoutesSection(routes=str(path)))
 
 
-def test_cloudtrail_alb_and_nested_json_shaped_in_one_drain(
-        spark: Any, aws: AwsSection, target_format: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cloudtrail_alb_and_nested_json_shaped_in_one_drain(spark: Any, aws: AwsSection, target_format: str,
+                                                            tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.syspath_prepend(str(SAMPLES))  # the hook's module, as a deployment puts it on PYTHONPATH
     landing, lake, s3 = new_lake(aws)
     config = routes_config(aws, lake, target_format, tmp_path)
@@ -63,12 +64,14 @@ def test_cloudtrail_alb_and_nested_json_shaped_in_one_drain(
         ("http", "192.168.131.39", 200, 366, "GET", "http://www.example.com:80/", "curl/7.46.0"),
         ("https", "192.168.131.40", 404, 512, "GET", "https://www.example.com:443/missing?q=1",
          "Mozilla/5.0 (X11; Linux x86_64)"),
-        ("h2", "203.0.113.5", 502, 0, "POST", "https://www.example.com:443/api/orders", "python-requests/2.31")]
+        ("h2", "203.0.113.5", 502, 0, "POST", "https://www.example.com:443/api/orders",
+         "python-requests/2.31")]
     assert alb[0]["time"].isoformat().startswith("2026-11-28T06:01:00.186641")
 
     profiles = sorted(target_rows(by["profiles"]).to_pylist(), key=lambda r: r["id"])
-    assert [(r["id"], r["user_name"], r["user_address_city"], r["user_address_zip"], r["tags"]) for r in profiles] \
-        == [(1, "ada", "London", "N1", ["a", "b"]), (2, "grace", "Arlington", "22201", [])]
+    assert [(r["id"], r["user_name"], r["user_address_city"], r["user_address_zip"], r["tags"])
+            for r in profiles] == [(1, "ada", "London", "N1", ["a", "b"]),
+                                   (2, "grace", "Arlington", "22201", [])]
     assert "user" not in by["profiles"].target.schema().names
 
     ledgers = {name: [(r["key"], r["status"], r["rows"], r["reason"]) for r in ledger_rows(p)]
@@ -79,7 +82,7 @@ def test_cloudtrail_alb_and_nested_json_shaped_in_one_drain(
 
 
 def test_transform_refusals_failures_a_fix_and_no_rows(spark: Any, aws: AwsSection, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                       monkeypatch: Any, caplog: Any) -> None:
     monkeypatch.syspath_prepend(str(SAMPLES))
     landing, lake, s3 = new_lake(aws)
     base = make_config(aws, lake, fmt="json", schema=None)
@@ -115,12 +118,15 @@ def test_transform_refusals_failures_a_fix_and_no_rows(spark: Any, aws: AwsSecti
                    "_source_bucket, _source_key, _source_etag, _source_event_time, _ingest_batch FROM source")
     fixed.loader().drain()
     assert sorted((r["id"], r["score"]) for r in target_rows(fixed).to_pylist()) == [(1, 7), (2, 9)]
+    assert (fixed.target.checkpoint().transform or "").startswith("SELECT id, from_json(payload")
 
     record(base_changelog, [put(s3, landing, "profiles/later.jsonl", b'{"id": 3, "payload": "{}"}\n')])
     none = shaped("SELECT * FROM source WHERE id < 0")
     before = none.target.checkpoint()
-    none.loader().drain()
-    assert none.target.checkpoint().position.complete == before.position.complete + 1  # type: ignore[union-attr]
+    with caplog.at_level(logging.WARNING, logger="lakeinlet"):
+        none.loader().drain()
+    assert [r.getMessage() for r in caplog.records if "transform" in r.getMessage()] == ["transform changed"]
+    assert none.target.checkpoint().position.complete == before.position.complete + 1
     assert len(target_rows(none)) == 2
-    assert [(r["key"], r["rows"], r["reason"]) for r in ledger_rows(none) if r["key"] == "profiles/later.jsonl"] \
-        == [("profiles/later.jsonl", 1, "the transform wrote 0 rows of the 1 read")]
+    later = [(r["rows"], r["reason"]) for r in ledger_rows(none) if r["key"] == "profiles/later.jsonl"]
+    assert later == [(1, "the transform wrote 0 rows of the 1 read")]
