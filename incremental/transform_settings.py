@@ -26,7 +26,7 @@ class Transform:
     @property
     def label(self) -> str:
         """How lines name it: the hook's `module:function`, or the SQL on one line."""
-        return self.hook or "--transform-sql " + repr(" ".join((self.sql or "").split())[:200])
+        return self.hook or "--transform-sql " + repr(" ".join((self.sql or "").split())[:120])
 
     def function(self) -> Callable[[Any], Any]:
         """The hook's function, imported (`hook_problem` has said why it cannot be)."""

@@ -134,9 +134,10 @@ def counted(out: DataFrame, objs: Sequence[PlannedObject]) -> dict[Ref, int]:
              out.groupBy("_source_bucket", "_source_key").count().collect()}
     read = {(o.bucket, o.key) for o in objs}
     if strange := [ref for ref in found if ref not in read]:
-        b, k = strange[0]
-        raise Refused(f"{found[strange[0]]} rows name s3://{b}/{k}, which this batch did not read "
-                      "(it changed _source_bucket or _source_key: pass them as they are)")
+        (b, k), n = strange[0], found[strange[0]]
+        named = f"name s3://{b}/{k}, which this batch did not read" if b and k else \
+            "have no _source_bucket or _source_key"
+        raise Refused(f"{n} of its rows {named} (pass _source_bucket and _source_key as they are)")
     return {ref: found.get(ref, 0) for ref in read}
 
 

@@ -102,9 +102,10 @@ def test_transform_refusals_failures_a_fix_and_no_rows(spark: Any, aws: AwsSecti
         put(s3, landing, PROFILES, (DATA / "profiles.jsonl").read_bytes())])
     failing = [("SELECT *, assert_true(id > 5) AS checked FROM source", None, "is not true"),
                ("SELECT nope, _source_bucket FROM source", None, "nope"),
-               (None, "drop_lineage:drop_key", "drops the lineage column _source_key")]
-    (tmp_path / "drop_lineage.py").write_text("def drop_key(df):\n    return df.drop('_source_key')\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+               (None, "bad_hooks:drop_key", "drops the lineage column _source_key"),
+               (None, "bad_hooks:move_key", "2 of its rows name s3://x/y, which this batch did not read"),
+               (None, "bad_hooks:nothing", "returned a NoneType, not a Spark DataFrame")]
+    monkeypatch.syspath_prepend(str(DATA))
     for sql, hook, said in failing:
         p = shaped(sql, hook)
         with pytest.raises(TerminalError) as failed:
