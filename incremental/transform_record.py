@@ -11,12 +11,13 @@ from lakeinlet.incremental.transform_settings import Transform
 from lakeinlet.logs import event
 
 log = logging.getLogger(__name__)
-TRANSFORM = "transform"
-"""Commit metadata key: the run's transform (its SQL on one line, or its hook; "" for none)."""
+TRANSFORM, NONE = "transform", "(none)"
+"""Commit metadata key: the run's transform (its SQL on one line, or its hook; NONE for none: some
+formats' commit properties take no empty value)."""
 
 
 def text(step: Transform | None) -> str:
-    return "" if step is None else step.hook or " ".join((step.sql or "").split())
+    return NONE if step is None else step.hook or " ".join((step.sql or "").split())
 
 
 def changed(ck: Checkpoint, step: Transform | None, route: str | None = None) -> str | None:
@@ -25,9 +26,9 @@ def changed(ck: Checkpoint, step: Transform | None, route: str | None = None) ->
     if ck.position is None or ck.transform is None or ck.transform == text(step):
         return None
     who = f"route {route}" if route else "this table"
-    was, now = ck.transform or "(none)", text(step) or "(none)"
-    return (f"{who}: the transform changed since the checkpoint's commit (was {was[:200]!r}, now "
-            f"{now[:200]!r}): rows loaded before keep the shape the earlier one gave them")
+    was, now = ck.transform, text(step)
+    return (f"{who}: the transform changed since the checkpoint's commit (was {was[:120]!r}, now "
+            f"{now[:120]!r}): rows loaded before keep the shape the earlier one gave them")
 
 
 def stamped(meta: Mapping[str, str], ck: Checkpoint, step: Transform | None,
