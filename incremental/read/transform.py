@@ -59,7 +59,7 @@ class TransformingReader:
             return batch
         out: DataFrame | None = None
         try:
-            out = conformed(shaped(self.step, batch.data), batch.data, table_schema)
+            out = conformed(shaped(self.step, batch.data), table_schema)
             out = out.persist(StorageLevel.MEMORY_AND_DISK)  # the count and the write see one result
             written = counted(out, objs)
         except Exception as exc:  # analysis, a UDF's or the hook's own error, a refusal: all fail the batch
@@ -112,7 +112,7 @@ def lineage_problem(found: T.StructType, given: T.StructType) -> str | None:
         if changed else None
 
 
-def conformed(out: DataFrame, given: DataFrame, table: Any | None) -> DataFrame:
+def conformed(out: DataFrame, table: Any | None) -> DataFrame:
     """`out` with the table's type on columns that widen to it (int → bigint); a column whose
     type the table cannot take is refused, naming both."""
     if table is None:

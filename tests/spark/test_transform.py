@@ -122,6 +122,12 @@ def test_transform_refusals_failures_a_fix_and_no_rows(spark: Any, aws: AwsSecti
     assert (fixed.target.checkpoint().transform or "").startswith("SELECT id, from_json(payload")
 
     record(base_changelog, [put(s3, landing, "profiles/later.jsonl", b'{"id": 3, "payload": "{}"}\n')])
+    retyped = shaped("SELECT id, 'high' AS score, _source_bucket, _source_key, _source_etag, "
+                     "_source_event_time, _ingest_batch FROM source")
+    with pytest.raises(TerminalError, match=r"failed on batch v1 .*its column 'score' is int in the table "
+                                            r"but string in its rows: cast it in the transform"):
+        retyped.loader().drain()
+    caplog.clear()
     none = shaped("SELECT * FROM source WHERE id < 0")
     before = none.target.checkpoint()
     with caplog.at_level(logging.WARNING, logger="lakeinlet"):
