@@ -47,8 +47,10 @@ class TransformingReader:
     inner: Any
     step: Transform
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.__dict__["inner"], name)
+    def __getattr__(self, name: str) -> Any:  # the reader's attributes (`probes.Opener`)
+        if name == "inner":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def read(self, objs: Sequence[PlannedObject], batch_id: str, table_schema: Any | None,
              heads: Mapping[Ref, ObjectHead] | None = None, single_pass: bool = False) -> ReadBatch:

@@ -5,6 +5,7 @@ ledger's reason, and a changed transform said (not refused)."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import sys
 from collections.abc import Iterator
@@ -20,7 +21,14 @@ from lakeinlet.errors import ConfigError
 from lakeinlet.incremental import job
 from lakeinlet.incremental.model import Checkpoint, Position
 from lakeinlet.incremental.ports import ReadBatch
-from lakeinlet.incremental.read.transform import KEPT, LINEAGE_TYPES, Refused, cause, lineage_problem
+from lakeinlet.incremental.read.transform import (
+    KEPT,
+    LINEAGE_TYPES,
+    Refused,
+    cause,
+    lineage_problem,
+    transforming,
+)
 from lakeinlet.incremental.routes import routes_of, unrouted_config
 from lakeinlet.incremental.settings import LoaderConfig, ReadSection, TablesSection
 from lakeinlet.incremental.transform_record import TRANSFORM, changed, stamped
@@ -150,3 +158,11 @@ def test_a_changed_transform_is_said_once_at_start_never_refused(caplog: pytest.
         meta = stamped({"filters": "{}"}, ck, Transform(hook="m:f"))
     assert meta == {"filters": "{}", TRANSFORM: "m:f"}
     assert [r.getMessage() for r in caplog.records] == ["transform changed"]
+
+
+def test_the_wrapped_reader_still_opens_objects_for_the_column_checks() -> None:
+    inner = SimpleNamespace(spark="session", multiline=True, uri=lambda o: f"s3a://b/{o}")
+    assert transforming(inner, None) is inner  # no transform: the reader itself
+    shaped = transforming(inner, Transform("SELECT * FROM source"))
+    assert (shaped.spark, shaped.multiline, shaped.uri("k")) == ("session", True, "s3a://b/k")
+    assert copy.copy(shaped).spark == "session"
