@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
-from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import CommitProperties, Transaction
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.delta_io import LatestTable
+from lakeinlet.delta_io import LatestTable, record_version
 from lakeinlet.incremental.model import FINAL, LOADED, REMOVED, Outcome, PlannedObject
 from lakeinlet.storage import TableLocation
 
@@ -155,18 +154,17 @@ class DeltaLedger:
 
     def append(self, outcomes: Sequence[Outcome], target_version: int, batch_id: str) -> None:
         """Append one row per outcome, tagged with the target version (idempotent per version)."""
-        if target_version <= self.last_target_version():
-            return
         props = CommitProperties(app_transactions=[Transaction(self.app_id, target_version)],
                                  custom_metadata={"lakeinlet.batch": batch_id})
-        dt = self._latest.current()  # just brought up to date: writing through it spares opening
-        try:                           # the ledger again (its log grows by a commit a batch)
-            write_deltalake(dt if dt is not None else self.uri, _rows(outcomes, target_version, batch_id),
-                            mode="append", storage_options=None if dt is not None else self._options,
+
+        def write() -> None:
+            dt = self._latest.current()  # just brought up to date: writing through it spares
+            write_deltalake(dt if dt is not None else self.uri,  # opening the ledger again
+                            _rows(outcomes, target_version, batch_id), mode="append",
+                            storage_options=None if dt is not None else self._options,
                             commit_properties=props)
-        except CommitFailedError:
-            if self.last_target_version() < target_version:
-                raise
+
+        record_version(write, self.last_target_version, target_version)
 
 
 def _sql(text: str) -> str:

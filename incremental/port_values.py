@@ -76,6 +76,8 @@ class ReadBatch:
     replaced: dict[tuple[str, str], int] = field(default_factory=dict)
     """(bucket, key) → rows loaded with U+FFFD in a string column (JSON/CSV bytes the reader's
     charset could not decode: e.g. a Latin-1 CSV read as UTF-8)."""
+    rescued: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(bucket, key) → fields moved to `_rescued_data` (`--on-type-conflict rescue`)."""
     written: dict[tuple[str, str], int] | None = None
     """With a transform (`read.transform`): (bucket, key) → rows the transform made of the object's
     rows (`rows` stays the rows read); None without one."""
@@ -90,6 +92,9 @@ class ReadBatch:
         if replaced:
             notes.append(f"{replaced} {REPLACED}: if the object has another charset, set "
                          "--read-option encoding=<it> (e.g. ISO-8859-1) and load it again")
+        if rescued := self.rescued.get(ref, 0):
+            notes.append(f"{rescued} field{'s' if rescued != 1 else ''} rescued into _rescued_data "
+                         "(values the table's types cannot hold)")
         return "; ".join(notes)
 
     def release(self) -> None:

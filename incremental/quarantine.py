@@ -6,11 +6,10 @@ from typing import Any
 
 import pyarrow as pa
 from deltalake import DeltaTable
-from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction, Transaction
 
 from lakeinlet.aws import AwsSection
-from lakeinlet.delta_io import LatestTable
+from lakeinlet.delta_io import LatestTable, record_version
 from lakeinlet.incremental.targets.delta.files import data_files
 from lakeinlet.storage import TableLocation
 
@@ -83,15 +82,15 @@ class DeltaQuarantine:
         if target_version <= self.last_version():
             return
         files = data_files(self.fs, self.root, f"data/{batch_id}", [])
-        dt = self.table() or DeltaTable.create(self.uri, QUARANTINE_SCHEMA, mode="ignore",
-                                               storage_options=self._options)
         adds: list[AddAction | RemoveAction] = [
             AddAction(f.path, f.size, {}, f.modification_time, True, f.stats) for f in files]
         props = CommitProperties(app_transactions=[Transaction(self.app_id, target_version)],
                                  custom_metadata={"lakeinlet.batch": batch_id})
-        try:
+
+        def write() -> None:
+            dt = self.table() or DeltaTable.create(self.uri, QUARANTINE_SCHEMA, mode="ignore",
+                                                   storage_options=self._options)
             dt.create_write_transaction(adds, mode="append", schema=QUARANTINE_SCHEMA,
                                         commit_properties=props)
-        except CommitFailedError:
-            if self.last_version() < target_version:
-                raise
+
+        record_version(write, self.last_version, target_version)

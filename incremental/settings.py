@@ -138,8 +138,12 @@ class ReadSection:
         "quarantine", "An object whose column types conflict with the table's (e.g. order_id "
         "string where the table has bigint): `quarantine` records it in the ledger as "
         "`schema_conflict` (naming the columns) and loads the rest of the batch; `fail` stops the "
-        "run without moving the checkpoint. Safe widenings (int→bigint, float→double) are cast.",
-        choices=("quarantine", "fail"))
+        "run without moving the checkpoint; `rescue` loads every row: a value the table's type "
+        "cannot hold (and, under --schema-mode strict, a column the table lacks) is left null in "
+        "its column and kept, as text in a JSON object keyed by column name, in a "
+        "`_rescued_data` column (the ledger counts the fields rescued per object). Safe "
+        "widenings (int→bigint, float→double) are cast.",
+        choices=("quarantine", "fail", "rescue"))
 
     @property
     def options(self) -> dict[str, str]:

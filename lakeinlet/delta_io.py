@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 from deltalake import DeltaTable
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.errors import TransientError
+from lakeinlet.retry import transient
 from lakeinlet.storage import TableLocation
 
 
@@ -37,6 +41,37 @@ class LatestTable:
         else:
             self._dt.update_incremental()
         return self._dt
+
+
+RECORD_ROUNDS = 5  # tries of a record's commit that keeps losing to records of earlier versions
+
+
+def record_version(write: Callable[[], None], recorded: Callable[[], int], version: int) -> None:
+    """Commit `write`, a table's record of target `version` under its `txn` (`recorded`: the
+    newest version recorded), once: nothing when it is there already. A commit lost to another
+    writer's record of an *earlier* version (maintain's repair beside a live loader) is tried
+    again on the newer log; lost to this version's own record, it is done."""
+    def once() -> None:
+        if version <= recorded():
+            return
+        try:
+            write()
+        except CommitFailedError as exc:
+            if recorded() < version:
+                raise _LostToEarlier(exc) from exc
+
+    try:
+        transient(RECORD_ROUNDS, on=_LostToEarlier, first_wait=0.05, max_wait=1.0, jitter=True)(once)
+    except _LostToEarlier as lost:
+        raise lost.error from None
+
+
+class _LostToEarlier(TransientError):
+    """A record's commit lost its `txn` to a record of an earlier target version."""
+
+    def __init__(self, error: CommitFailedError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def query(uri: str, aws: AwsSection, sql: str) -> pa.Table:

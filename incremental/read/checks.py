@@ -43,6 +43,8 @@ class Seen:
     mtime: datetime | None
     replaced: int = 0
     """Good rows with U+FFFD in a string column: bytes the reader's charset could not decode."""
+    rescued: int = 0
+    """Fields of good rows moved to `_rescued_data` (`--on-type-conflict rescue`)."""
 
 
 def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> bool:

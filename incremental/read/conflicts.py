@@ -14,7 +14,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from lakeinlet import column_names
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import PlannedObject, Ref
-from lakeinlet.incremental.read import case_names, checks, probes
+from lakeinlet.incremental.read import case_names, checks, probes, rescue
 from lakeinlet.incremental.read.probes import Opener
 from lakeinlet.incremental.read.verdicts import Failed, Loaded
 
@@ -65,11 +65,15 @@ def case_split(opener: Opener, objs: Sequence[PlannedObject], table: Any | None
 
 def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
     """Cast safe widenings to the table's types; objects whose types conflict are quarantined
-    (the rest is read again without them); new columns fail in strict schema mode."""
+    (the rest is read again without them), or their values rescued (`rescue`); new columns fail
+    in strict schema mode (or are rescued)."""
     if table is None:
         return _first_batch(opener, df, objs)
     current = table_types(table)
-    if found := checks.conflicts({f.name: f.dataType for f in df.schema.fields}, current):
+    strict = opener.settings.schema_mode == "strict"
+    if rescuing(opener):
+        df = rescue.rescue(df, current, _new(df, current) if strict else ())
+    elif found := checks.conflicts({f.name: f.dataType for f in df.schema.fields}, current):
         keep, failed = quarantine(opener, objs, current)
         if not keep:
             return Loaded(None, keep, failed)
@@ -82,16 +86,29 @@ def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], tabl
         want = current.get(f.name)
         if want is not None and want != f.dataType:
             df = df.withColumn(f.name, column_names.col(f.name).cast(want))
-    if opener.settings.schema_mode == "strict" and (
-            new := set(df.columns) - set(current) - {"_corrupt_record"}):
+    if strict and (new := _new(df, current)):
         raise TerminalError(f"--schema-mode strict: batch brings new columns {sorted(new)}")
     return Loaded(df, list(objs))
 
 
+def rescuing(opener: Opener) -> bool:
+    """Whether values the table cannot hold are rescued (`--on-type-conflict rescue`)."""
+    return opener.settings.on_type_conflict == "rescue"
+
+
+def _new(df: DataFrame, current: Mapping[str, Any]) -> set[str]:
+    """The batch's columns the table does not have (its own bookkeeping columns aside)."""
+    return set(df.columns) - set(current) - {"_corrupt_record", rescue.RESCUED, rescue.RESCUED_COUNT}
+
+
 def _first_batch(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject]) -> Loaded:
-    """A first batch's inferred text read: the objects that disagree with most are set aside."""
+    """A first batch's inferred text read: the objects that disagree with most are set aside
+    (rescued: their values the types most agree on cannot hold go to `_rescued_data`)."""
     if not checks.may_hide_conflicts(opener.settings, opener.schema, df.schema, len(objs)):
-        return Loaded(df, list(objs))
+        return Loaded(rescue.rescue(df, {}) if rescuing(opener) else df, list(objs))
+    if rescuing(opener):
+        typed = probes.typed_objects(opener, sorted(objs, key=lambda o: (o.event_time, o.commit_version)))
+        return Loaded(rescue.rescue(df, checks.agreed_types(list(typed.values()))), list(objs))
     keep, failed = first_batch_agreement(opener, objs)
     if len(keep) == len(objs) or not keep:
         return Loaded(df if keep else None, keep, failed)

@@ -15,6 +15,7 @@ from lakeinlet import column_names
 from lakeinlet import jvm as lakejvm
 from lakeinlet.incremental.model import PlannedObject, Ref
 from lakeinlet.incremental.read.checks import Seen
+from lakeinlet.incremental.read.rescue import RESCUED_COUNT
 from lakeinlet.incremental.settings import ReadSection
 
 
@@ -40,12 +41,15 @@ def per_object(df: DataFrame, has_corrupt: bool, decoded: Sequence[str] = ()) ->
     rows holding U+FFFD in one of the `decoded` string columns (JSON/CSV: text Spark decoded)."""
     bad = F.col("_corrupt_record").isNotNull() if has_corrupt else F.lit(False)
     text = F.concat_ws("", *map(column_names.col, decoded)) if decoded else F.lit("")
+    rescued = F.col(RESCUED_COUNT) if RESCUED_COUNT in df.columns else F.lit(0)
     agg = df.groupBy("_source_bucket", "_source_key").agg(
         F.sum(F.when(bad, 0).otherwise(1)).alias("rows"), F.sum(F.when(bad, 1).otherwise(0)).alias("bad"),
         F.max("_lakeinlet_file_size").alias("size"), F.max("_lakeinlet_file_mtime").alias("mtime"),
-        F.count_if(~bad & text.contains("\ufffd")).alias("replaced"))
+        F.count_if(~bad & text.contains("\ufffd")).alias("replaced"),
+        F.sum(F.when(bad, 0).otherwise(rescued)).alias("rescued"))
     return {(r["_source_bucket"], r["_source_key"]): Seen(
-        int(r["rows"]), int(r["bad"]), r["size"], r["mtime"], int(r["replaced"])) for r in agg.collect()}
+        int(r["rows"]), int(r["bad"]), r["size"], r["mtime"], int(r["replaced"]), int(r["rescued"] or 0))
+        for r in agg.collect()}
 
 
 def one_pass_metrics() -> list[Any]:

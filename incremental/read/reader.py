@@ -35,6 +35,7 @@ from lakeinlet.incremental.read import (
     malformed,
     paths,
     probes,
+    rescue,
     sniff,
 )
 from lakeinlet.incremental.read.checks import Seen, one_schema
@@ -149,7 +150,8 @@ class SparkReader:
         raw, objs, failed = loaded.df, loaded.objs, loaded.failed | keys.failed
         if raw is None or not objs:
             return ReadBatch(None, None, {}, {}, failed)
-        if single_pass and fast_paths.enabled("one-pass") and not self.text and all(
+        if single_pass and fast_paths.enabled("one-pass") and not self.text \
+                and rescue.RESCUED_COUNT not in raw.columns and all(
                 (f := footers.get((o.bucket, o.key))) is not None and f.rows > 0 for o in objs) \
                 and (planned := loaded.planned or file_index.planned_files(raw)) \
                 and checks.as_headed(objs, lakejvm.path_uris(self.spark, map(self.uri, objs)), heads,
@@ -276,6 +278,7 @@ class SparkReader:
         rows = {ref: s.rows for ref, s in seen.items() if ref not in failed}
         bad = {ref: s.bad for ref, s in seen.items() if s.bad}
         replaced = {ref: s.replaced for ref, s in seen.items() if s.replaced and ref not in failed}
+        rescued = {ref: s.rescued for ref, s in seen.items() if s.rescued and ref not in failed}
         keep, records = _drop_failed(df, failed), None
         if CORRUPT_COL in df.columns:
             if bad:
@@ -283,12 +286,12 @@ class SparkReader:
                     F.col(CORRUPT_COL).isNotNull()).select(
                     *LINEAGE, "_ingest_batch", F.col(CORRUPT_COL).alias("record")), list(bad))
             keep = keep.filter(F.col(CORRUPT_COL).isNull()).drop(CORRUPT_COL)
-        keep = keep.drop(lineage.FILE_SIZE, lineage.FILE_MTIME)
+        keep = keep.drop(lineage.FILE_SIZE, lineage.FILE_MTIME, rescue.RESCUED_COUNT)
         if not any(rows.values()):
             df.unpersist()
             return ReadBatch(None, None, rows, bad, failed)
         return ReadBatch(keep, to_arrow_schema(keep.schema), rows, bad, failed, records, cached=(df,),
-                         replaced=replaced)
+                         replaced=replaced, rescued=rescued)
 
 
 def _drop_failed(df: DataFrame, failed: Failed) -> DataFrame:

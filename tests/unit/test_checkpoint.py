@@ -127,3 +127,24 @@ def test_a_reset_commits_while_holding_what_a_writer_of_the_table_holds(tmp_path
     finally:
         other.release()
     assert code == 2, "a reset committed while another process held the table's writer lease"
+
+
+def test_a_ledger_record_that_loses_to_an_earlier_versions_record_is_written_after_it(tmp_path: Path) -> None:
+    """maintain's repair records version 2 between the loader's read of the ledger and its
+    commit of version 3: the loader's commit loses the txn race and must try again, not fail."""
+    uri = str(tmp_path / "ledger")
+    loader, repair = DeltaLedger(uri, AWS, "app"), DeltaLedger(uri, AWS, "app")
+    loader.append([_outcome("k1")], 1, "b1")
+    latest = loader._latest
+    stale = latest.current
+
+    def current_after_repair():  # type: ignore[no-untyped-def]
+        latest.current = stale  # type: ignore[method-assign]
+        repair.append([_outcome("k2")], 2, "b2")
+        return stale()
+
+    latest.current = current_after_repair  # type: ignore[method-assign]
+    loader.append([_outcome("k3")], 3, "b3")
+    assert loader.last_target_version() == 3
+    rows = loader.read(["key", "target_version"]).to_pylist()
+    assert sorted((r["key"], r["target_version"]) for r in rows) == [("k1", 1), ("k2", 2), ("k3", 3)]

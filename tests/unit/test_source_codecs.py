@@ -27,18 +27,19 @@ def _head(first: bytes | None, encoding: str | None = None) -> ObjectHead:
 
 def _tar(gz: bool) -> bytes:
     out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz" if gz else "w") as t:
+    with tarfile.open(fileobj=out, mode="w") as t:
         t.addfile(tarfile.TarInfo("a.json"), io.BytesIO(b""))
-    return out.getvalue()
+    # mtime 0: the bytes are the test's id, which every xdist worker must collect alike
+    return gzip.compress(out.getvalue(), mtime=0) if gz else out.getvalue()
 
 
 @pytest.mark.parametrize(("key", "first", "encoding", "found"), [
-    ("a.json.gz", gzip.compress(b"{}"), None, None),
+    ("a.json.gz", gzip.compress(b"{}", mtime=0), None, None),
     ("a.json.bz2", bz2.compress(b"{}"), None, None),
     ("a.json.zst", ZSTD, None, None),
     ("a.json.deflate", b"x\x9c", None, None),  # zlib streams have no magic: read by suffix
     ("a.json", b'{"a": 1}', "gzip", None),  # bytes read beat a header that names another codec
-    ("firehose-1", gzip.compress(b"{}"), None, "gzip-compressed (first bytes 1f8b0800) but its key "
+    ("firehose-1", gzip.compress(b"{}", mtime=0), None, "gzip-compressed (first bytes 1f8b0800) but its key "
      "does not end in .gz, and Spark picks the codec by the key's suffix: copy it to a key ending .gz"),
     ("a.json", None, "gzip", "gzip-compressed (Content-Encoding gzip) but its key does not end in .gz"),
     ("a.json", bz2.compress(b"{}"), None, "bzip2-compressed (first bytes 425a6839) but its key does "
