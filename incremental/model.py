@@ -93,6 +93,8 @@ class Checkpoint:
     """The filters the checkpoint was made under (`filter_record`; None: not recorded)."""
     filters_gap: str | None = None
     """The versions planned under narrower filters, not re-read since (`filter_record.Gap`)."""
+    transform: str | None = None
+    """The transform the checkpoint was made under (`transform_record`; None: not recorded)."""
 
 
 LOAD, REMOVE, RESET, START = "load", "remove", "checkpoint-reset", "checkpoint-start"

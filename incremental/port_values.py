@@ -78,11 +78,17 @@ class ReadBatch:
     charset could not decode: e.g. a Latin-1 CSV read as UTF-8)."""
     rescued: dict[tuple[str, str], int] = field(default_factory=dict)
     """(bucket, key) → fields moved to `_rescued_data` (`--on-type-conflict rescue`)."""
+    written: dict[tuple[str, str], int] | None = None
+    """With a transform (`read.transform`): (bucket, key) → rows the transform made of the object's
+    rows (`rows` stays the rows read); None without one."""
 
     def note(self, ref: tuple[str, str]) -> str:
-        """The ledger reason of an object this batch loads: what was dropped or decoded badly."""
+        """The ledger reason of an object this batch loads: what was dropped or decoded badly, and
+        the rows a transform wrote when they are not the rows read."""
         bad, replaced = self.bad_records.get(ref, 0), self.replaced.get(ref, 0)
         notes = [f"{bad} malformed records dropped"] if bad else []
+        if self.written is not None and (n := self.written.get(ref, 0)) != self.rows.get(ref, 0):
+            notes.append(f"the transform wrote {n} rows of the {self.rows.get(ref, 0)} read")
         if replaced:
             notes.append(f"{replaced} {REPLACED}: if the object has another charset, set "
                          "--read-option encoding=<it> (e.g. ISO-8859-1) and load it again")

@@ -16,8 +16,9 @@ from lakeinlet.errors import ConfigError
 from lakeinlet.incremental.bounds import knowing
 from lakeinlet.incremental.plan import Filters
 from lakeinlet.incremental.targets import SparkNeeds, spark_needs
+from lakeinlet.incremental.transform_settings import TransformSection
 
-PER_ROUTE = ("tables", "read", "plan", "run", "hudi", "iceberg")
+PER_ROUTE = ("tables", "read", "transform", "plan", "run", "hudi", "iceberg")
 """Sections a route may set keys of; the rest (Spark, AWS, logging) is the run's."""
 RUN_WIDE = ("changelog", "spark_scheme", "interval_seconds", "backfill_every", "backfill_bucket",
             "max_batches")
@@ -32,9 +33,9 @@ class RoutesSection:
     routes: str | None = setting(
         None, "TOML file of `[[route]]` tables, each with a `name` and the settings of its table "
         "(`table`, `target_format`, `partition_by`, `source_format`, `schema`, `prefix`, "
-        "`suffix`, `regex`, `hudi_record_key`, …: any tables/read/plan/run/hudi/iceberg key but "
-        "the run-wide ones); unset keys take this command's own settings. One run reads the "
-        "changelog once per batch and commits each table in its own transaction.",
+        "`suffix`, `regex`, `transform_sql`, `hudi_record_key`, …: any tables/read/transform/plan/"
+        "run/hudi/iceberg key but the run-wide ones); unset keys take this command's own settings. "
+        "One run reads the changelog once per batch and commits each table in its own transaction.",
         metavar="FILE")
     route_def: tuple[str, ...] = setting(
         (), "A route on the command line (repeatable), `NAME: key=value; key=value`, e.g. "
@@ -120,7 +121,7 @@ def unrouted_config(config: Any) -> Any:
 def _unrouted(config: Any) -> Any:
     t = config.tables
     uri = config.routes.unrouted_table or (t.changelog or "").rstrip("/") + "_unrouted"
-    return dataclasses.replace(config, tables=dataclasses.replace(
+    return dataclasses.replace(config, transform=TransformSection(), tables=dataclasses.replace(
         t, table=uri, target_format="delta", ledger=None, quarantine=None, partition_by=()))
 
 

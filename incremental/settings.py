@@ -15,6 +15,7 @@ from lakeinlet.incremental.registry import check_catalog
 from lakeinlet.incremental.routes import RoutesSection
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
+from lakeinlet.incremental.transform_settings import TransformSection
 from lakeinlet.logs import LogSection
 from lakeinlet.metrics import MetricsSection
 from lakeinlet.own import location
@@ -310,6 +311,7 @@ class LoaderConfig:
 
     tables: TablesSection = field(default_factory=TablesSection)
     read: ReadSection = field(default_factory=ReadSection)
+    transform: TransformSection = field(default_factory=TransformSection)
     plan: PlanSection = field(default_factory=PlanSection)
     run: RunSection = field(default_factory=RunSection)
     cleanup: CleanupSection = field(default_factory=CleanupSection)

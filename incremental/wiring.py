@@ -28,6 +28,7 @@ from lakeinlet.incremental.routes import Route, routes_of, session_needs
 from lakeinlet.incremental.settings import LoaderConfig
 from lakeinlet.incremental.targets import SparkNeeds, build_target, spark_needs
 from lakeinlet.incremental.targets.schema import LINEAGE_SCHEMA
+from lakeinlet.incremental.transform_record import stamped
 from lakeinlet.logs import event
 from lakeinlet.own import location
 from lakeinlet.storage import TableLocation
@@ -168,9 +169,11 @@ class Parts:
         return Staging(self.store().s3, where, self.config.tables.spark_scheme)
 
     def record_filters(self) -> Gap | None:
-        """Every commit of this run records its filters; versions planned under narrower ones
-        are said at start, once (and by `status`, until a reset re-reads them)."""
-        self.target.stamp, gap = stamp(self.target.checkpoint(), FilterRecord.of(self.config.plan))
+        """Every commit of this run records its filters and transform; versions planned under narrower
+        filters are said at start, once (and by `status`, until a reset re-reads them)."""
+        ck = self.target.checkpoint()
+        meta, gap = stamp(ck, FilterRecord.of(self.config.plan))
+        self.target.stamp = stamped(meta, ck, self.config.transform.step, self.route)
         if gap is not None:
             event(log, "filters changed", level=logging.WARNING, line=gap.line(self.route))
         return gap
@@ -185,18 +188,24 @@ class Parts:
         unless `record` is False: `record_filters` reads the checkpoint) within the bounds.
 
         Raises:
-            ConfigError: a --partition-by column that the table, or an explicit --schema, lacks.
+            ConfigError: a --partition-by column that the table, or an explicit --schema, lacks; a
+                --transform-sql that cannot run or drops lineage (`read.transform.check_at_start`).
         """
         cfg, t = self.config, self.config.tables
         partition_check(cfg, self.target)
+        if cfg.transform.step is not None:  # a SQL transform is analysed at start-up (Spark starts)
+            from lakeinlet.incremental.read.transform import check_at_start
+
+            check_at_start(self.session, cfg, self.target.schema())
         reader: CheckedReader | None = None
 
         def lazy_reader() -> CheckedReader:  # Spark starts only when a batch has something to read
             from lakeinlet.incremental.column_check import CheckedReader
+            from lakeinlet.incremental.read.transform import transforming
 
             nonlocal reader
-            reader = reader or CheckedReader(self.reader(), t.target_format, t.column_names == "rename",
-                                             t.partition_by)
+            reader = reader or CheckedReader(transforming(self.reader(), cfg.transform.step), t.target_format,
+                                             t.column_names == "rename", t.partition_by)
             return reader
 
         p = cfg.plan
@@ -217,6 +226,8 @@ def partition_check(cfg: LoaderConfig, target: Target) -> None:
     if not t.partition_by:
         return
     table = target.schema()
+    if table is None and cfg.transform.step is not None:  # its rows, not the source's (`transform_check`)
+        return
     keys = wanted(cfg.read.partition_columns)  # columns keys may give beside --schema's
     found = ((table.names, "in the table") if table is not None else
              (None if keys is None else schema_names(cfg.read.schema), "in --schema"))

@@ -24,6 +24,7 @@ from lakeinlet.incremental.model import (
     TargetCommit,
     Watermark,
 )
+from lakeinlet.incremental.transform_record import TRANSFORM
 
 META = "lakeinlet."
 NO_STAMP: Mapping[str, str] = MappingProxyType({})
@@ -138,7 +139,7 @@ def checkpoint_from(commits: Iterable[TargetCommit], app_id: str, version: int) 
     if at is None:
         return Checkpoint(None, version)
     return Checkpoint(at.position, version, at.timestamp, watermark_from(ours, app_id),
-                      at.meta.get(FILTERS), at.meta.get(GAP))
+                      at.meta.get(FILTERS), at.meta.get(GAP), at.meta.get(TRANSFORM))
 
 
 def watermark_from(commits: Iterable[TargetCommit], app_id: str) -> Watermark | None:

@@ -19,6 +19,7 @@ from lakeinlet.incremental.model import Outcome, PlannedObject, Position
 from lakeinlet.incremental.ports import NOTHING_READ
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.delta.target import DeltaTarget
+from lakeinlet.incremental.transform_settings import TransformSection
 from lakeinlet.incremental.wiring import Parts
 from tests.targets import commit
 
@@ -56,7 +57,8 @@ def test_a_widened_filter_is_said_until_a_reset_rereads_its_versions(
     target = DeltaTarget(str(tmp_path / "t"), AwsSection(), "app")
     plan = SimpleNamespace(buckets=(), prefix=("orders/",), suffix=(), regex=None, ignore_prefix=(),
                            include_glob=(), exclude_glob=(), include_hidden=False)
-    parts = Parts(SimpleNamespace(plan=plan), cl, None, None, target, route="orders")
+    config = SimpleNamespace(plan=plan, transform=TransformSection())
+    parts = Parts(config, cl, None, None, target, route="orders")
     assert parts.record_filters() is None  # a new table: nothing planned yet
     batch(target, Position(-1), Position(1), "o1")
     assert gap_of(target.checkpoint(), ORDERS) is None
