@@ -54,7 +54,8 @@ def selectors(expr: str) -> list[Any]:
     for var, value in sorted(GRAFANA.items(), key=lambda kv: -len(kv[0])):
         expr = expr.replace(var, value)
     found: list[Any] = []
-    promql.walk(promql.parse(expr), lambda n: found.append(n) if isinstance(n, promql.VectorSelector) else None)
+    promql.walk(promql.parse(expr),
+                lambda n: found.append(n) if isinstance(n, promql.VectorSelector) else None)
     return found
 
 
@@ -63,7 +64,8 @@ def query_problems(where: str, expr: str, names: set[str]) -> list[str]:
         found = selectors(expr)
     except ValueError as exc:
         return [f"{where}: PromQL does not parse ({exc}): {expr}"]
-    problems = [f"{where}: {s.name} is not in docs/reference/metrics.md" for s in found if s.name not in names]
+    problems = [f"{where}: {s.name} is not in docs/reference/metrics.md"
+                for s in found if s.name not in names]
     if not found:
         problems.append(f"{where}: selects no metric: {expr}")
     for s in found:
@@ -123,13 +125,15 @@ def test_the_dashboard_imports_and_queries_only_documented_metrics() -> None:
 
 
 def test_every_documented_metric_is_on_the_dashboard() -> None:
-    shown = {s.name.removesuffix("_sum").removesuffix("_count") for _, e in exprs(load()) for s in selectors(e)}
+    shown = {s.name.removesuffix("_sum").removesuffix("_count")
+             for _, e in exprs(load()) for s in selectors(e)}
     assert sorted(set(documented()) - shown) == [], "add a panel (or a query) for these metrics"
 
 
 def test_a_typo_a_broken_bracket_a_lost_route_filter_and_a_reused_id_are_each_found() -> None:
     dashboard, metrics = load(), documented()
-    lag = next(p for p in dashboard["panels"] if "lakeinlet_loader_lag_events" in json.dumps(p.get("targets")))
+    lag = next(p for p in dashboard["panels"]
+               if "lakeinlet_loader_lag_events" in json.dumps(p.get("targets")))
     broken = copy.deepcopy(dashboard)
     bad = next(p for p in broken["panels"] if p["id"] == lag["id"])
     bad["targets"][0]["expr"] = bad["targets"][0]["expr"].replace("lag_events", "lag_event")
