@@ -158,6 +158,14 @@ class Cleanup:
                   failed=report.failed, dry_run=dry_run)
         return report
 
+    def backlog(self) -> CleanupReport:
+        """What the next pass would find, counted from the ledger and the cleanup log alone (no
+        request to the source): `left` loaded objects due now, `waiting` for the retention."""
+        report, floor = CleanupReport(dry_run=True), self.record.floor()
+        todo, _ = self._candidates(self.ledger.rows_after_version(floor), self.record.settled(floor), report)
+        report.left = len(todo)
+        return report
+
     def _candidates(self, rows: Sequence[dict[str, Any]], settled: set[tuple[str, str, str]],
                     report: CleanupReport) -> tuple[list[Loaded], list[int]]:
         """The loaded versions to settle now, oldest load first, and the target versions of those

@@ -23,6 +23,7 @@ from lakeinlet.sources.commands import PROG, USAGES, build_parser, commands_epil
 from lakeinlet.sources.envelopes import EventFilter
 from lakeinlet.sources.metrics import PollerCollector, beating
 from lakeinlet.sources.poller import Poller, PollerSettings, RunSummary
+from lakeinlet.sources.queue_metrics import QueueDepthCollector
 from lakeinlet.sources.settings import MaintainConfig, SourceConfig, StatusConfig
 from lakeinlet.sources.sqs import SqsQueue
 from lakeinlet.sources.status import status_text
@@ -77,6 +78,7 @@ def run(config: SourceConfig) -> RunSummary:
                     settings=settings, dlq=dlq, beat=beating(heart))
     registry = registry_of(heart)
     registry.register(PollerCollector(poller.summary))
+    registry.register(QueueDepthCollector(queue.depths))
     with serving(config.metrics, registry, heart, PROG), stop_on_signals(poller.stop, "after the open batch"):
         try:
             return poller.run()

@@ -10,7 +10,7 @@ from lakeinlet.aws import client
 from lakeinlet.incremental.commands import checkpoint as ck
 from lakeinlet.incremental.commands.status import shown
 from lakeinlet.incremental.filter_record import FilterRecord, gap_of
-from lakeinlet.incremental.wiring import Parts
+from lakeinlet.incremental.wiring import Parts, build_cleanup
 from lakeinlet.queues import QueueDepths, queue_url_of, read_depths
 
 FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -39,6 +39,9 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("queue", "object or null", "`{\"visible\", \"in_flight\", \"delayed\"}` of `--queue-url` "
      "(null: not given)"),
     ("dlq", "object or null", "the same of `--dlq-url`, or of the queue's RedrivePolicy target"),
+    ("cleanup_backlog", "object or null", "with `--after-load`: `{\"due\", \"waiting\"}`, the source "
+     "objects loaded but not cleaned up yet, past `--after-load-retention-hours` (the next pass's) "
+     "or not yet, counted from the ledger and the cleanup log (null: cleanup off)"),
 )
 """(name, JSON type, meaning) of every key of the object, in the order it is printed."""
 
@@ -63,7 +66,17 @@ def status_object(parts: Parts, queue_url: str | None, dlq_url: str | None, rout
             "catalog": parts.config.tables.catalog,
             "catalog_in_step": verdict[0] if verdict else None,
             "catalog_problem": (verdict[1] or None) if verdict else None,
-            "filters_gap": gap.line(parts.route) if gap else None, "queue": queue, "dlq": dlq}
+            "filters_gap": gap.line(parts.route) if gap else None, "queue": queue, "dlq": dlq,
+            "cleanup_backlog": cleanup_backlog(parts)}
+
+
+def cleanup_backlog(parts: Parts) -> dict[str, int] | None:
+    """The source objects `--after-load` has still to clean up (None: it is off)."""
+    cleanup = build_cleanup(parts)
+    if cleanup is None:
+        return None
+    found = cleanup.backlog()
+    return {"due": found.left, "waiting": found.waiting}
 
 
 def queue_objects(parts: Parts, queue_url: str | None,

@@ -20,6 +20,16 @@ from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.reader import CommitInfo, DeltaChangelog
 from lakeinlet.delta_io import query
+from lakeinlet.observe.pipeline import (
+    Pipeline,
+    Table,
+    batches_frame,
+    dlq_url,
+    given_pipeline,
+    ledger_frame,
+    reset_point,
+    tables_frame,
+)
 from lakeinlet.observe.plots import plot_changelog_commits, plot_lag, plot_load_batches
 from lakeinlet.observe.targets import (
     BATCH_COLUMNS,
@@ -40,12 +50,14 @@ from lakeinlet.observe.targets import (
 from lakeinlet.storage import TableLocation
 
 __all__ = [
-    "BATCH_COLUMNS", "batches_from_commits", "changelog_commits_frame", "changelog_rows",
-    "commits_from_infos", "counts_from_rows", "dlq_from_messages", "dlq_messages", "duplicates",
-    "freshness_frame", "lag_frame", "lag_from", "lag_summary", "load_batches_frame", "local_catalog",
-    "local_env", "open_target", "plot_changelog_commits", "plot_lag", "plot_load_batches", "poison_reason",
-    "quarantined", "quarantined_from_ledger", "read_table", "routes_frame", "status_row", "stop_spark",
-    "table_counts", "target_flags", "target_frame", "target_rows"]
+    "BATCH_COLUMNS", "Pipeline", "Table", "batches_frame", "batches_from_commits",
+    "changelog_commits_frame", "changelog_rows", "commits_from_infos", "counts_from_rows",
+    "dlq_from_messages", "dlq_messages", "dlq_url", "duplicates", "freshness_frame", "given_pipeline",
+    "lag_frame", "lag_from", "lag_summary", "ledger_frame", "load_batches_frame", "local_catalog",
+    "local_env", "open_target", "plot_changelog_commits", "plot_lag", "plot_load_batches",
+    "poison_reason", "quarantined", "quarantined_from_ledger", "read_table", "reset_point",
+    "routes_frame", "status_row", "stop_spark", "table_counts", "tables_frame", "target_flags",
+    "target_frame", "target_rows"]
 
 
 def local_env(repo: Path | None = None) -> dict[str, str]:

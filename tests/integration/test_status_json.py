@@ -40,6 +40,9 @@ def test_load_status_json_is_one_object_per_route(stack: Stack, aws: AwsSection,
     assert one["queue"] == {"visible": 2, "in_flight": 0, "delayed": 0}  # s3:TestEvent + the put
     assert one["dlq"] == {"visible": 1, "in_flight": 0, "delayed": 0}  # found from the RedrivePolicy
     assert (one["freshness_seconds"], one["last_batch_at"], one["catalog_in_step"]) == (None, None, None)
+    assert one["cleanup_backlog"] is None  # --after-load off
+    assert load(["status", *flags, "--table", str(tmp_path / "t"), "--json", "--after-load", "delete"]) == 0
+    assert _lines(capsys)[0]["cleanup_backlog"] == {"due": 0, "waiting": 0}  # nothing loaded yet
     routes = tmp_path / "routes.toml"
     routes.write_text(f'[[route]]\nname = "a"\ntable = "{tmp_path / "a"}"\n'
                       f'[[route]]\nname = "b"\ntable = "{tmp_path / "b"}"\n', encoding="utf-8")

@@ -250,6 +250,20 @@ def test_a_pass_is_bounded_and_the_next_one_goes_on(s3: Any, ledger: DeltaLedger
     assert record.floor() == 2 and recorded(record) == {(k, "deleted"): 1 for k in "abc"}
 
 
+def test_the_backlog_counts_what_the_next_pass_would_clean_without_asking_the_source(
+        s3: Any, ledger: DeltaLedger, record: DeltaCleanupLog) -> None:
+    for v, k in enumerate("abc"):
+        load(ledger, v, (k, put(s3, k), LOADED), (f"{k}.skip", put(s3, f"{k}.skip"), FILTERED))
+    now = datetime.now(UTC)
+    early = cleanup(s3, ledger, record, "delete", store=object(), clock=lambda: now + timedelta(hours=23))
+    assert (early.backlog().left, early.backlog().waiting) == (0, 3)  # `object()`: no call reached it
+    assert cleanup(s3, ledger, record, "delete", max_objects=2).run().done == {"deleted": 2}
+    late = cleanup(s3, ledger, record, "delete", store=object())
+    assert (late.backlog().left, late.backlog().waiting) == (1, 0)
+    cleanup(s3, ledger, record, "delete").run()
+    assert (late.backlog().left, late.backlog().waiting) == (0, 0)
+
+
 def test_a_transient_failure_is_retried_by_the_next_pass_and_nothing_else_is_redone(
         s3: Any, ledger: DeltaLedger, record: DeltaCleanupLog) -> None:
     load(ledger, 0, ("a", put(s3, "a"), LOADED))
