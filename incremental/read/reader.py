@@ -3,10 +3,8 @@ every object that cannot be loaded whole; bad input never fails the batch."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
@@ -40,6 +38,7 @@ from lakeinlet.incremental.read import (
 )
 from lakeinlet.incremental.read import staging as staging_
 from lakeinlet.incremental.read.checks import Seen, one_schema
+from lakeinlet.incremental.read.explicit_schema import parse_schema
 from lakeinlet.incremental.read.malformed import GLOB
 from lakeinlet.incremental.read.verdicts import Failed, Loaded
 from lakeinlet.incremental.settings import ReadSection
@@ -47,18 +46,6 @@ from lakeinlet.incremental.settings import ReadSection
 CORRUPT_COL = "_corrupt_record"
 LINEAGE = lineage.LINEAGE
 FooterReader = Callable[[Sequence[PlannedObject], Mapping[Ref, ObjectHead]], dict[Ref, Footer | str]]
-
-
-def parse_schema(text: str | None) -> T.StructType | None:
-    """An explicit schema: a path to a Spark JSON schema file, or a DDL string."""
-    if not text:
-        return None
-    if text.strip().endswith(".json") and Path(text).is_file():
-        return T.StructType.fromJson(json.loads(Path(text).read_text()))
-    parsed = T._parse_datatype_string(text)
-    if not isinstance(parsed, T.StructType):
-        raise TerminalError(f"--schema: expected a list of columns, found {text!r}")
-    return parsed
 
 
 class SparkReader:

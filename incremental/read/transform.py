@@ -203,7 +203,7 @@ def start_problem(spark: SparkSession, step: Transform, read: ReadSection,
 
 def _source_schema(read: ReadSection) -> tuple[T.StructType, bool]:
     """The columns a batch's rows hold before the transform, and whether those are all of them."""
-    from lakeinlet.incremental.read.reader import parse_schema
+    from lakeinlet.incremental.read.explicit_schema import parse_schema
 
     given = parse_schema(read.schema)
     if given is None and read.source_format == "text":
