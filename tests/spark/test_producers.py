@@ -1,0 +1,105 @@
+"""The producers' corpus (tests/data/producers/): a Spark job's classic and magic commits, Kafka
+Connect JSON-gzip and Avro, Firehose, CloudTrail, ALB and VPC flow logs, loaded by one routes run per
+drain into each target format and read back by another engine: every data row once, every artefact
+`filtered` with its reason, the partition columns the keys give, what cannot load set aside."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakeinlet.aws import AwsSection, client
+from lakeinlet.dev.emulator import MotoServer
+from lakeinlet.incremental.job import main
+from lakeinlet.incremental.routes import RoutesSection, routes_of
+from lakeinlet.incremental.settings import LoaderConfig, TablesSection
+from lakeinlet.incremental.targets.iceberg.catalog import IcebergSection
+from tests.conftest import unique
+from tests.data.producers import alb, cloudtrail, firehose, kafka_connect, spark_commits, vpc_flow_logs
+from tests.data.producers.corpus import Produced
+from tests.spark.conftest import ICEBERG_URI_ENV
+from tests.spark.loader_helpers import ledger_rows, make_config, parts, record, target_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+ROUTES = Path(__file__).resolve().parents[1] / "data" / "producers" / "routes.toml"
+
+
+@pytest.fixture(scope="module")
+def corpus(spark: Any, moto_server: MotoServer) -> tuple[str, list[Produced]]:
+    """One versioned landing bucket holding every producer's output, written once for all formats."""
+    s3 = client("s3", AwsSection(endpoint_url=moto_server.endpoint))
+    landing = unique("producers")
+    s3.create_bucket(Bucket=landing)
+    s3.put_bucket_versioning(Bucket=landing, VersioningConfiguration={"Status": "Enabled"})
+    return landing, [spark_commits.jobs(spark, s3, landing), kafka_connect.json_gzip(s3, landing),
+                     kafka_connect.avro(s3, landing), firehose.streams(s3, landing),
+                     cloudtrail.trail(s3, landing), alb.access_logs(s3, landing),
+                     vpc_flow_logs.flow_logs(s3, landing)]
+
+
+def test_every_producer_loads_each_row_once_and_no_artefact(
+        spark: Any, aws: AwsSection, corpus: tuple[str, list[Produced]], target_format: str,
+        tmp_path: Path) -> None:
+    _, produced = corpus
+    lake = unique("lake")
+    client("s3", aws).create_bucket(Bucket=lake)
+    routes = tmp_path / "routes.toml"
+    routes.write_text(ROUTES.read_text().replace("s3a://lake/", f"s3a://{lake}/"))
+    changelog = parts(make_config(aws, lake), spark).changelog
+    flags = ["--changelog", f"s3a://{lake}/changelog", "--routes", str(routes), "--target-format",
+             target_format, "--endpoint-url", aws.endpoint_url or "", "--master", "local[2]"]
+    for i in range(max(len(p.commits) for p in produced)):  # a drain between the poller's commits
+        record(changelog, [e for p in produced if i < len(p.commits) for e in p.commits[i]])
+        assert main(["run", "--drain", *flags]) == 0
+
+    tables = TablesSection(changelog=f"s3a://{lake}/changelog", target_format=target_format)
+    config = LoaderConfig(tables=tables,
+                          aws=aws, iceberg=IcebergSection(iceberg_catalog_uri=os.environ[ICEBERG_URI_ENV]),
+                          routes=RoutesSection(routes=str(routes)))
+    routed = {r.name: parts(r.config, spark) for r in routes_of(config)}
+    for p in produced:
+        _ledger_as_produced(p, ledger_rows(routed[p.route]))
+        _rows_as_produced(p, target_rows(routed[p.route]).to_pylist())
+
+
+def _ledger_as_produced(p: Produced, ledger: list[dict[str, Any]]) -> None:
+    statuses: dict[str, set[str]] = defaultdict(set)
+    reasons: dict[str, list[str]] = defaultdict(list)
+    for row in ledger:
+        statuses[row["key"]].add(row["status"])
+        reasons[row["key"]].append(row["reason"] or "")
+    want: dict[str, set[str]] = defaultdict(set)
+    for key in p.loaded:
+        want[key].add("loaded")
+    for key in p.filtered:
+        want[key].add("filtered")
+    for key, (status, _) in p.set_aside.items():
+        want[key].add(status)
+    assert dict(statuses) == dict(want), p.route
+    for key, phrase in [*p.filtered.items(), *((k, why) for k, (_, why) in p.set_aside.items())]:
+        assert any(phrase in r for r in reasons[key]), (p.route, key, reasons[key])
+
+
+def _rows_as_produced(p: Produced, rows: list[dict[str, Any]]) -> None:
+    columns = sorted(p.rows[0])
+    assert sorted(c for c in rows[0] if not c.startswith("_")) == columns, p.route  # partition columns too
+    assert Counter(_canon(r, columns) for r in rows) == Counter(_canon(r, columns) for r in p.rows), p.route
+
+
+def _canon(row: dict[str, Any], columns: list[str]) -> str:
+    """A row as comparable text: a struct's null fields dropped (another file may have them)."""
+    return json.dumps([_strip(row.get(c)) for c in columns], sort_keys=True, default=str)
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
