@@ -15,6 +15,7 @@ import pytest
 
 from lakeinlet.aws import AwsSection, client
 from lakeinlet.dev.emulator import MotoServer
+from lakeinlet.events import ObjectEvent
 from lakeinlet.incremental.job import main
 from lakeinlet.incremental.routes import RoutesSection, routes_of
 from lakeinlet.incremental.settings import LoaderConfig, TablesSection
@@ -31,32 +32,42 @@ ROUTES = Path(__file__).resolve().parents[1] / "data" / "producers" / "routes.to
 
 
 @pytest.fixture(scope="module")
-def corpus(spark: Any, moto_server: MotoServer) -> tuple[str, list[Produced]]:
-    """One versioned landing bucket holding every producer's output, written once for all formats."""
+def corpus(moto_server: MotoServer) -> list[Produced]:
+    """A landing bucket holding every producer's output but Spark's, written once for all formats."""
     s3 = client("s3", AwsSection(endpoint_url=moto_server.endpoint))
-    landing = unique("producers")
-    s3.create_bucket(Bucket=landing)
-    s3.put_bucket_versioning(Bucket=landing, VersioningConfiguration={"Status": "Enabled"})
-    return landing, [spark_commits.jobs(spark, s3, landing), kafka_connect.json_gzip(s3, landing),
-                     kafka_connect.avro(s3, landing), firehose.streams(s3, landing),
-                     cloudtrail.trail(s3, landing), alb.access_logs(s3, landing),
-                     vpc_flow_logs.flow_logs(s3, landing)]
+    landing = _versioned(s3, "producers")
+    return [kafka_connect.json_gzip(s3, landing), kafka_connect.avro(s3, landing),
+            firehose.streams(s3, landing), cloudtrail.trail(s3, landing), alb.access_logs(s3, landing),
+            vpc_flow_logs.flow_logs(s3, landing)]
+
+
+def _versioned(s3: Any, name: str) -> str:
+    bucket = unique(name)
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    return bucket
 
 
 def test_every_producer_loads_each_row_once_and_no_artefact(
-        spark: Any, aws: AwsSection, corpus: tuple[str, list[Produced]], target_format: str,
-        tmp_path: Path) -> None:
-    _, produced = corpus
-    lake = unique("lake")
-    client("s3", aws).create_bucket(Bucket=lake)
+        spark: Any, aws: AwsSection, corpus: list[Produced], target_format: str, tmp_path: Path) -> None:
+    """Spark's jobs run here, for each format: the loader drains while their commits are held."""
+    s3, lake = client("s3", aws), unique("lake")
+    s3.create_bucket(Bucket=lake)
     routes = tmp_path / "routes.toml"
     routes.write_text(ROUTES.read_text().replace("s3a://lake/", f"s3a://{lake}/"))
     changelog = parts(make_config(aws, lake), spark).changelog
     flags = ["--changelog", f"s3a://{lake}/changelog", "--routes", str(routes), "--target-format",
              target_format, "--endpoint-url", aws.endpoint_url or "", "--master", "local[2]"]
-    for i in range(max(len(p.commits) for p in produced)):  # a drain between the poller's commits
-        record(changelog, [e for p in produced if i < len(p.commits) for e in p.commits[i]])
+
+    def drain(events: list[ObjectEvent]) -> None:
+        record(changelog, events)
         assert main(["run", "--drain", *flags]) == 0
+
+    first = [e for p in corpus for e in p.commits[0]]
+    spark_jobs = spark_commits.race(spark, s3, _versioned(s3, "spark"), aws.endpoint_url or "",
+                                    lambda racing: drain([*racing, *first]))
+    drain([*spark_jobs.commits[1], *(e for p in corpus if len(p.commits) > 1 for e in p.commits[1])])
+    produced = [spark_jobs, *corpus]
 
     tables = TablesSection(changelog=f"s3a://{lake}/changelog", target_format=target_format)
     config = LoaderConfig(tables=tables,

@@ -1,73 +1,84 @@
-"""A Spark job appending Parquet (`partitionBy("dt")`) into the landing prefix through S3A, twice:
-with the classic FileOutputCommitter (v1: `_temporary/0/_temporary/attempt_…/part-…`, renamed at task
-then job commit, `_SUCCESS`) and with the S3A magic committer (`__magic_job-…/…pending`,
-`.pendingset`, uploads completed at job commit, a JSON `_SUCCESS`)."""
+"""A Spark job appending Parquet (`partitionBy("dt")`) into the landing prefix through S3A, twice at
+once: with the classic FileOutputCommitter (v1: `_temporary/0/_temporary/attempt_…/part-…`, renamed
+at task then job commit, `_SUCCESS`) and with the S3A magic committer (`__magic/job-…/…pending`,
+`.pendingset`, uploads completed at job commit, a JSON `_SUCCESS`); a loader runs between."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
 from lakeinlet.events import ObjectEvent
+from tests.data.producers.commit_gate import CommitGate
 from tests.data.producers.corpus import Produced
 
 PREFIX = "spark/orders/"
 CLASSIC = {"spark.sql.sources.commitProtocolClass":
            "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol",
            "spark.sql.parquet.output.committer.class": "org.apache.parquet.hadoop.ParquetOutputCommitter"}
+"""Spark's own protocol and FileOutputCommitter (the loader's session writes s3a with the magic one)."""
 TASK_SIDE = ("_temporary/", "__magic")
 """What a task writes before its job commits."""
 
 
-@contextmanager
-def classic_committer(spark: Any) -> Iterator[None]:
-    """Spark's own protocol and FileOutputCommitter for this session's writes, then back."""
-    before = {k: spark.conf.get(k, None) for k in CLASSIC}
+def race(spark: Any, s3: Any, bucket: str, upstream: str,
+         while_committing: Callable[[list[ObjectEvent]], None]) -> Produced:
+    """Run both jobs into `bucket` (versioned) through a CommitGate in front of `upstream`; once both
+    job commits are held, call `while_committing` with the events S3 sent so far (every PUT and
+    COPY of the tasks, and the deletes of the task commit's renames), then let the commits through.
+    Returns the rows and, as the second commit, the events of the job commits."""
+    classic = spark.newSession()  # its own SQL settings, the same SparkContext
     for k, v in CLASSIC.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-
-
-def _write(spark: Any, bucket: str, first: int) -> list[dict[str, Any]]:
-    rows = [{"order_id": i, "amount": i * 2.5, "dt": f"2026-11-2{6 + i % 2}"}
-            for i in range(first, first + 6)]
-    df = spark.createDataFrame([(r["order_id"], r["amount"], r["dt"]) for r in rows],
-                               "order_id bigint, amount double, dt string").repartition(2)
-    df.write.mode("append").partitionBy("dt").option("mapreduce.fileoutputcommitter.algorithm.version", "1") \
-        .parquet(f"s3a://{bucket}/{PREFIX}")
-    return rows
-
-
-def jobs(spark: Any, s3: Any, bucket: str) -> Produced:
-    """Both jobs into a versioned bucket; the events are every version and delete marker they left
-    (the S3 events a notification sends), in two changelog commits: what the tasks wrote before
-    their jobs committed, then the job commits. Every task-side object is gone when the loader
-    reads the first commit (the jobs already ran): the race is replayed through the events, whose
-    keys the loader must judge without reading them."""
-    with classic_committer(spark):
-        rows = _write(spark, bucket, 0)
-    rows += _write(spark, bucket, 100)  # the session's committer: the S3A magic committer
-    events = _events(s3, bucket)
-    tasks = tuple(e for e in events if any(t in e.key for t in TASK_SIDE) and e.is_created)
-    commits = tuple(e for e in events if e not in tasks)
+        classic.conf.set(k, v)
+    with CommitGate(upstream) as gate:
+        spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.s3a.bucket.{bucket}.endpoint", gate.endpoint)
+        jobs = [_Job(classic, bucket, 0), _Job(spark, bucket, 100)]
+        assert gate.wait_for({"rename", "complete"}, 120), f"no job commit reached the gate: {gate.held}"
+        racing = _events(s3, bucket)
+        while_committing(racing)
+        gate.release()
+        rows = [r for job in jobs for r in job.done()]
+    seen = {e.version_id for e in racing}
+    commits = [e for e in _events(s3, bucket) if e.version_id not in seen]
     data = frozenset(e.key for e in commits if e.is_created and e.key.endswith(".parquet")
                      and not any(t in e.key for t in TASK_SIDE))
     artefacts = {e.key: "trailing `/`" if e.key.endswith("/") else "Spark's rule for hidden files"
-                 for e in events if e.is_created and e.key not in data}
-    return Produced("spark", (tasks, commits), tuple(rows), data, filtered=artefacts)
+                 for e in [*racing, *commits] if e.is_created and e.key not in data}
+    return Produced("spark", (tuple(racing), tuple(commits)), tuple(rows), data, filtered=artefacts)
+
+
+class _Job:
+    """One append in a thread of its own (its job commit blocks in the gate)."""
+
+    def __init__(self, session: Any, bucket: str, first: int) -> None:
+        self.rows = [{"order_id": i, "amount": i * 2.5, "dt": f"2026-11-2{6 + i % 2}"}
+                     for i in range(first, first + 6)]
+        self.error: BaseException | None = None
+        df = session.createDataFrame([(r["order_id"], r["amount"], r["dt"]) for r in self.rows],
+                                     "order_id bigint, amount double, dt string").repartition(2)
+        writer = df.write.mode("append").partitionBy("dt") \
+            .option("mapreduce.fileoutputcommitter.algorithm.version", "1")
+        path = f"s3a://{bucket}/{PREFIX}"
+        self.thread = threading.Thread(target=self._run, args=(writer, path), daemon=True)
+        self.thread.start()
+
+    def _run(self, writer: Any, path: str) -> None:
+        try:
+            writer.parquet(path)
+        except BaseException as e:  # handed to the test by done()
+            self.error = e
+
+    def done(self) -> list[dict[str, Any]]:
+        self.thread.join(300)
+        if self.error or self.thread.is_alive():
+            raise AssertionError(f"the Spark job did not finish: {self.error}")
+        return self.rows
 
 
 def _events(s3: Any, bucket: str) -> list[ObjectEvent]:
-    """One event per version and delete marker under PREFIX, oldest first."""
+    """One event per version and delete marker under PREFIX, oldest first: what S3 sent."""
     listed = s3.list_object_versions(Bucket=bucket, Prefix=PREFIX)
     magic = {v["Key"].rsplit("/", 1)[-1] for v in listed.get("Versions", []) if "__magic" in v["Key"]}
     found = [(v["LastModified"], ObjectEvent(bucket, v["Key"], _created(v["Key"], magic),
@@ -86,4 +97,3 @@ def _created(key: str, magic: set[str]) -> str:
         return "ObjectCreated:Put"
     completed = key.rsplit("/", 1)[-1] in magic
     return "ObjectCreated:CompleteMultipartUpload" if completed else "ObjectCreated:Copy"
-
