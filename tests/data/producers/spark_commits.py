@@ -23,23 +23,23 @@ TASK_SIDE = ("_temporary/", "__magic")
 """What a task writes before its job commits."""
 
 
-def race(spark: Any, s3: Any, bucket: str, upstream: str,
+def race(spark: Any, s3: Any, bucket: str, gate: CommitGate,
          while_committing: Callable[[list[ObjectEvent]], None]) -> Produced:
-    """Run both jobs into `bucket` (versioned) through a CommitGate in front of `upstream`; once both
-    job commits are held, call `while_committing` with the events S3 sent so far (every PUT and
-    COPY of the tasks, and the deletes of the task commit's renames), then let the commits through.
-    Returns the rows and, as the second commit, the events of the job commits."""
+    """Run both jobs into `bucket` (versioned, new) through `gate` (which must outlive every later
+    read of the bucket: S3A keeps the bucket's endpoint); once both job commits are held, call
+    `while_committing` with the events S3 sent so far (the tasks' PUTs and COPYs, the deletes of the
+    task commits' renames), then let the commits through. Returns the rows and, as the second
+    commit, the events of the job commits."""
     classic = spark.newSession()  # its own SQL settings, the same SparkContext
     for k, v in CLASSIC.items():
         classic.conf.set(k, v)
-    with CommitGate(upstream) as gate:
-        spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.s3a.bucket.{bucket}.endpoint", gate.endpoint)
-        jobs = [_Job(classic, bucket, 0), _Job(spark, bucket, 100)]
-        assert gate.wait_for({"rename", "complete"}, 120), f"no job commit reached the gate: {gate.held}"
-        racing = _events(s3, bucket)
-        while_committing(racing)
-        gate.release()
-        rows = [r for job in jobs for r in job.done()]
+    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.s3a.bucket.{bucket}.endpoint", gate.endpoint)
+    jobs = [_Job(classic, bucket, 0), _Job(spark, bucket, 100)]
+    assert gate.wait_for({"rename", "complete"}, 120), f"no job commit reached the gate: {gate.held}"
+    racing = _events(s3, bucket)
+    while_committing(racing)
+    gate.release()
+    rows = [r for job in jobs for r in job.done()]
     seen = {e.version_id for e in racing}
     commits = [e for e in _events(s3, bucket) if e.version_id not in seen]
     data = frozenset(e.key for e in commits if e.is_created and e.key.endswith(".parquet")
