@@ -1,6 +1,6 @@
-"""A Spark job appending Parquet (`partitionBy("dt")`) into the landing prefix through S3A, twice at
-once: with the classic FileOutputCommitter (v1: `_temporary/0/_temporary/attempt_…/part-…`, renamed
-at task then job commit, `_SUCCESS`) and with the S3A magic committer (`__magic/job-…/…pending`,
+"""Spark jobs appending Parquet (`partitionBy("dt")`) into the landing prefix through S3A, two at once:
+one with the classic FileOutputCommitter (v1: `_temporary/0/_temporary/attempt_…/part-…`, renamed at
+task then job commit, `_SUCCESS`), one with the S3A magic committer (`__magic…/…pending`,
 `.pendingset`, uploads completed at job commit, a JSON `_SUCCESS`); a loader runs between."""
 
 from __future__ import annotations
@@ -14,11 +14,16 @@ from lakeinlet.events import ObjectEvent
 from tests.data.producers.commit_gate import CommitGate
 from tests.data.producers.corpus import Produced
 
-PREFIX = "spark/orders/"
+PREFIX = "spark/"
+CLASSIC_DEST, MAGIC_DEST = "spark/orders/", "spark/refunds/"
+"""One folder per job: on Spark 4.1 a magic job's cleanup deletes its destination's `_temporary/`."""
 CLASSIC = {"spark.sql.sources.commitProtocolClass":
            "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol",
            "spark.sql.parquet.output.committer.class": "org.apache.parquet.hadoop.ParquetOutputCommitter"}
 """Spark's own protocol and FileOutputCommitter (the loader's session writes s3a with the magic one)."""
+HELD = (("connection.request.timeout", "600000"), ("connection.timeout", "600000"))
+"""S3A on Spark 4.1 (AWS SDK v2) gives up on a request after 60 s, and retries a held rename. No
+unit: Spark 3.5's S3A reads connection.timeout as an integer (milliseconds)."""
 TASK_SIDE = ("_temporary/", "__magic")
 """What a task writes before its job commits."""
 
@@ -33,9 +38,11 @@ def race(spark: Any, s3: Any, bucket: str, gate: CommitGate,
     classic = spark.newSession()  # its own SQL settings, the same SparkContext
     for k, v in CLASSIC.items():
         classic.conf.set(k, v)
-    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.s3a.bucket.{bucket}.endpoint", gate.endpoint)
-    jobs = [_Job(classic, bucket, 0), _Job(spark, bucket, 100)]
-    assert gate.wait_for({"rename", "complete"}, 120), f"no job commit reached the gate: {gate.held}"
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    for option, value in (("endpoint", gate.endpoint), *HELD):
+        hadoop.set(f"fs.s3a.bucket.{bucket}.{option}", value)
+    jobs = [_Job(classic, bucket, CLASSIC_DEST, 0), _Job(spark, bucket, MAGIC_DEST, 100)]
+    _until_held(gate, jobs)
     racing = _events(s3, bucket)
     while_committing(racing)
     gate.release()
@@ -49,10 +56,20 @@ def race(spark: Any, s3: Any, bucket: str, gate: CommitGate,
     return Produced("spark", (tuple(racing), tuple(commits)), tuple(rows), data, filtered=artefacts)
 
 
+def _until_held(gate: CommitGate, jobs: list[_Job], seconds: int = 120) -> None:
+    """Both job commits held, or the jobs' errors."""
+    for _ in range(seconds):
+        if gate.wait_for({"rename", "complete"}, 1):
+            return
+        if any(not job.thread.is_alive() for job in jobs):
+            break
+    raise AssertionError(f"job commits held: {gate.held}; errors: {[job.error for job in jobs]}")
+
+
 class _Job:
     """One append in a thread of its own (its job commit blocks in the gate)."""
 
-    def __init__(self, session: Any, bucket: str, first: int) -> None:
+    def __init__(self, session: Any, bucket: str, dest: str, first: int) -> None:
         self.rows = [{"order_id": i, "amount": i * 2.5, "dt": f"2026-11-2{6 + i % 2}"}
                      for i in range(first, first + 6)]
         self.error: BaseException | None = None
@@ -60,7 +77,7 @@ class _Job:
                                      "order_id bigint, amount double, dt string").repartition(2)
         writer = df.write.mode("append").partitionBy("dt") \
             .option("mapreduce.fileoutputcommitter.algorithm.version", "1")
-        path = f"s3a://{bucket}/{PREFIX}"
+        path = f"s3a://{bucket}/{dest}"
         self.thread = threading.Thread(target=self._run, args=(writer, path), daemon=True)
         self.thread.start()
 
