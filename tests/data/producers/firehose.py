@@ -31,6 +31,5 @@ def streams(s3: Any, bucket: str) -> Produced:
     events = (put(s3, bucket, good, gzip.compress(json_lines(lines))),
               put(s3, bucket, no_extension, gzip.compress(json_lines(plain_key))),
               put(s3, bucket, no_delimiter, gzip.compress("".join(map(json.dumps, concatenated)).encode())))
-    return Produced("firehose", (events,), tuple(lines), frozenset({good}), set_aside={
-        no_extension: ("corrupt", "is gzip-compressed (first bytes 1f8b"),
+    return Produced("firehose", (events,), (*lines, *plain_key), frozenset({good, no_extension}), set_aside={
         no_delimiter: ("corrupt", "concatenated without newlines")})
