@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import loader_common
+from _source_common import bodies
 from landing_profile import CountingQueue, RequestLog, Tally, jobs_so_far, spent_lines
 from loader_common import loader_config, timed
 from loader_profile import step_timer
+from poller import bare_loop, send_all
 from report import Run, add_json_flag
 
 from lakeinlet.aws import AwsSection, client
@@ -46,6 +48,7 @@ class Zone:
     queue_url: str
     keys: dict[str, list[str]]
     messages: int
+    bare_url: str
 
 
 def folder_items(route: str, folder: int, count: int, rows: int) -> list[tuple[str, bytes]]:
@@ -65,7 +68,8 @@ def folder_items(route: str, folder: int, count: int, rows: int) -> list[tuple[s
 
 
 def fill(endpoint: str, aws: AwsSection, objects: int, rows: int) -> Zone:
-    """A fresh bucket and queue (S3 → SQS notifications on every key), and the landing zone PUT to it."""
+    """A fresh bucket and queue (S3 → SQS notifications on every key), the landing zone PUT to it,
+    and a second queue holding as many notifications for the bare receive loop."""
     tag = uuid.uuid4().hex[:8]
     stack = provision(endpoint, bucket=f"land-{tag}", queue=f"events-{tag}")
     items: list[tuple[str, bytes]] = []
@@ -77,7 +81,9 @@ def fill(endpoint: str, aws: AwsSection, objects: int, rows: int) -> Zone:
     keys = {r: [k for k, _ in items if k.startswith(f"{r}/") and k.rsplit("/", 1)[-1].startswith("part-")
                 and "/_temporary/" not in k] for r in FORMATS}
     wait_for(aws, stack.queue_url, len(items))
-    return Zone(stack.bucket, stack.queue_url, keys, len(items))
+    bare = client("sqs", aws).create_queue(QueueName=f"bare-{tag}")["QueueUrl"]
+    send_all(endpoint, bare, bodies(len(items), bucket=stack.bucket))
+    return Zone(stack.bucket, stack.queue_url, keys, len(items), bare)
 
 
 def wait_for(aws: AwsSection, url: str, messages: int, timeout: float = 60) -> None:
@@ -131,6 +137,7 @@ class Round:
     hand: float = 0.0
     poll: float = 0.0
     load: float = 0.0
+    bare: float = 0.0
     tallies: dict[str, Tally] = field(default_factory=dict)
     batches: int = 0
     steps: dict[str, float] = field(default_factory=dict)
@@ -157,6 +164,7 @@ def one_round(spark: Any, aws: AwsSection, endpoint: str, log: RequestLog, n: in
 
     def lakeinlet_side() -> None:
         out.poll, out.poll_summary = measured("poll", lambda: poll(aws, zone, lake, receivers, out.queue))
+        out.bare = measured("bare", lambda: bare_loop(endpoint, zone.bare_url, wait=1))[0]
         reports: list[Any] = []
         spent: defaultdict[str, list[float]] = defaultdict(list)
         with step_timer(spent):
@@ -192,33 +200,39 @@ def ratio(base: float, ours: float) -> float:
 
 
 def print_round(i: int, r: Round, hand_first: bool) -> None:
-    ps = r.poll_summary
-    print(f"round {i + 1} ({'hand' if hand_first else 'lakeinlet'} first, load avg "
-          f"{os.getloadavg()[0]:.2f}): hand {r.hand:.2f} s; poll {r.poll:.2f} s ({ps.messages} messages, "
-          f"{ps.commits} commits), load {r.load:.2f} s ({r.batches} batches: plan {r.steps['plan']:.2f} s, "
-          f"HEAD+read+checks {r.steps['read']:.2f} s, write+commit+ledger {r.steps['commit']:.2f} s); "
-          f"hand/poll+load {ratio(r.hand, r.both):.2f}x, hand/load {ratio(r.hand, r.load):.2f}x", flush=True)
+    ps, st = r.poll_summary, r.steps
+    first = "hand job" if hand_first else "lakeinlet"
+    print(f"round {i + 1} ({first} first, load avg {os.getloadavg()[0]:.2f}): "
+          f"hand job {r.hand:.2f} s | poll {r.poll:.2f} s ({ps.messages} messages, {ps.commits} commits; "
+          f"bare Receive(10)+DeleteBatch loop over as many {r.bare:.2f} s) | load {r.load:.2f} s "
+          f"({r.batches} batches: plan {st['plan']:.2f} s, HEAD+read+checks {st['read']:.2f} s, "
+          f"write+commit+ledger {st['commit']:.2f} s) | hand/load {ratio(r.hand, r.load):.2f}x, "
+          f"hand/(poll+load) {ratio(r.hand, r.both):.2f}x", flush=True)
 
 
 def summarise(rounds: list[Round], n: int, run: Run) -> None:
-    med = {k: statistics.median(getattr(r, k) for r in rounds) for k in ("hand", "poll", "load", "both")}
+    keys = ("hand", "poll", "bare", "load", "both")
+    med = {k: statistics.median(getattr(r, k) for r in rounds) for k in keys}
     speed = {k: statistics.median(ratio(r.hand, getattr(r, k)) for r in rounds) for k in ("load", "both")}
-    print(f"\n{'phase':<22}{'median s':>9}{'hand job s':>11}{'hand / lakeinlet':>18}")
-    for name, key in (("poll", "poll"), ("load", "load"), ("poll + load", "both")):
-        shown = f"{speed[key]:.2f}x" if key in speed else "-"
-        print(f"{name:<22}{med[key]:>9.2f}{med['hand']:>11.2f}{shown:>18}")
+    poll_vs_bare = statistics.median(ratio(r.bare, r.poll) for r in rounds)
+    print(f"\n{'phase (medians)':<18}{'lakeinlet s':>12}{'baseline s':>11}{'baseline / lakeinlet':>22}")
+    print(f"{'poll':<18}{med['poll']:>12.2f}{med['bare']:>11.2f}{poll_vs_bare:>21.2f}x  (bare receive loop)")
+    for name, key in (("load", "load"), ("poll + load", "both")):
+        print(f"{name:<18}{med[key]:>12.2f}{med['hand']:>11.2f}{speed[key]:>21.2f}x  (hand-written job)")
     print("\nwhere lakeinlet's time goes (last round; requests counted at the moto server):")
-    for line in spent_lines(rounds[-1].tallies, rounds[-1].steps, rounds[-1].poll_summary,
-                            rounds[-1].queue, n):
+    last = rounds[-1]
+    for line in spent_lines(last.tallies, last.steps, last.poll_summary, last.queue, n):
         print("  " + line)
-    what = f"{n:,} small objects (half JSON lines, half Parquet) with Spark's artefacts, median of {len(rounds)}"
+    what = (f"{n:,} small objects (half JSON lines, half Parquet) with Spark's artefacts, "
+            f"median of {len(rounds)}")
     for label, key in (("load", "load"), ("poll + load", "both")):
         run.row(f"landing zone, {label}: {what}", f"{med[key]:.1f} s",
                 f"hand-written Spark job over the final files: {med['hand']:.1f} s",
                 f"{speed[key]:.2f}x (goal ≥ 1.0x)", seconds=[getattr(r, key) for r in rounds],
                 hand=[r.hand for r in rounds])
-    run.row(f"landing zone, poll alone: {what}", f"{med['poll']:.1f} s", "", "",
-            seconds=[r.poll for r in rounds])
+    run.row(f"landing zone, poll: {last.poll_summary.messages:,} messages on moto, median of {len(rounds)}",
+            f"{med['poll']:.1f} s", f"bare Receive(10)+DeleteMessageBatch loop: {med['bare']:.1f} s",
+            f"{poll_vs_bare:.2f}x", seconds=[r.poll for r in rounds], bare=[r.bare for r in rounds])
 
 
 SIZES = {"full": (1000, 5, 3), "quick": (100, 5, 1), "smoke": (8, 2, 1)}
@@ -242,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     log_path = WORK / f"landing-moto-{uuid.uuid4().hex[:6]}.log"
     with loader_common.stack(every=True, log=str(log_path)) as (server, aws, spark):
         log = RequestLog(log_path)
-        print(f"Spark {spark.version}, local[2], moto over s3a; {n} objects x {rows} rows, {repeat} round(s); "
+        print(f"Spark {spark.version}, local[2], moto over s3a; {n} objects x {rows} rows, "
+              f"{repeat} round(s); "
               f"load avg at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
         one_round(spark, aws, server.endpoint, log, min(n, 10), rows, args.receivers, True)  # warm-up
         rounds = []
