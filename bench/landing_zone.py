@@ -28,6 +28,7 @@ from lakeinlet.aws import AwsSection, client
 from lakeinlet.changelog.writer import OpenDeltaChangelog
 from lakeinlet.dev.emulator import provision
 from lakeinlet.dev.samples import SCHEMA_DDL, encode, make_rows
+from lakeinlet.incremental.settings import PlanSection
 from lakeinlet.incremental.wiring import build
 from lakeinlet.sources.poller import Poller, PollerSettings
 from lakeinlet.sources.sqs import SqsQueue
@@ -119,11 +120,11 @@ def poll(aws: AwsSection, zone: Zone, lake: str, receivers: int, queue: Counter[
     return summary
 
 
-def load(spark: Any, aws: AwsSection, lake: str, reports: list[Any]) -> dict[str, int]:
+def load(spark: Any, aws: AwsSection, lake: str, reports: list[Any], max_files: int) -> dict[str, int]:
     """Both loader runs draining the changelog into their Delta tables; their statuses summed."""
     statuses: dict[str, int] = {}
     for route, fmt in FORMATS.items():
-        cfg = loader_config(aws, lake, f"lake_{route}", fmt=fmt, prefix=(f"{route}/",))
+        cfg = loader_config(aws, lake, f"lake_{route}", fmt=fmt, prefix=(f"{route}/",), max_files=max_files)
         summary = build(cfg, spark).loader().drain(progress=reports.append)
         for status, n in summary.statuses.items():
             statuses[status] = statuses.get(status, 0) + n
@@ -150,8 +151,16 @@ class Round:
         return self.poll + self.load
 
 
+@dataclass(frozen=True)
+class Knobs:
+    """lakeinlet's settings the bench may change: the poller's receivers, the loader's --max-files."""
+
+    receivers: int = PollerSettings.receivers
+    max_files: int = PlanSection.max_files
+
+
 def one_round(spark: Any, aws: AwsSection, endpoint: str, log: RequestLog, n: int, rows: int,
-              receivers: int, hand_first: bool) -> Round:
+              knobs: Knobs, hand_first: bool) -> Round:
     """One landing zone, then the hand job and lakeinlet (poll, then load) in the given order."""
     zone, lake = fill(endpoint, aws, n, rows), loader_common.bucket(aws, "lake")
     out = Round()
@@ -163,12 +172,14 @@ def one_round(spark: Any, aws: AwsSection, endpoint: str, log: RequestLog, n: in
         return seconds, result
 
     def lakeinlet_side() -> None:
-        out.poll, out.poll_summary = measured("poll", lambda: poll(aws, zone, lake, receivers, out.queue))
+        out.poll, out.poll_summary = measured(
+            "poll", lambda: poll(aws, zone, lake, knobs.receivers, out.queue))
         out.bare = measured("bare", lambda: bare_loop(endpoint, zone.bare_url, wait=1))[0]
         reports: list[Any] = []
         spent: defaultdict[str, list[float]] = defaultdict(list)
         with step_timer(spent):
-            out.load, out.statuses = measured("load", lambda: load(spark, aws, lake, reports))
+            out.load, out.statuses = measured(
+                "load", lambda: load(spark, aws, lake, reports, knobs.max_files))
         out.batches = len(reports)
         out.steps = {k: sum(r.seconds.get(k, 0.0) for r in reports) for k in ("plan", "read", "commit")}
         out.steps |= {k: sum(v) for k, v in spent.items()}
@@ -229,7 +240,11 @@ def summarise(rounds: list[Round], n: int, run: Run) -> None:
         run.row(f"landing zone, {label}: {what}", f"{med[key]:.1f} s",
                 f"hand-written Spark job over the final files: {med['hand']:.1f} s",
                 f"{speed[key]:.2f}x (goal ≥ 1.0x)", seconds=[getattr(r, key) for r in rounds],
-                hand=[r.hand for r in rounds])
+                hand=[r.hand for r in rounds], batches=[r.batches for r in rounds],
+                steps=[{k: round(v, 2) for k, v in r.steps.items()} for r in rounds],
+                requests={phase: {f"{role} {op}": n for (role, op), n in t.requests.items()}
+                          for phase, t in last.tallies.items()},
+                spark_jobs={phase: t.jobs for phase, t in last.tallies.items()})
     run.row(f"landing zone, poll: {last.poll_summary.messages:,} messages on moto, median of {len(rounds)}",
             f"{med['poll']:.1f} s", f"bare Receive(10)+DeleteMessageBatch loop: {med['bare']:.1f} s",
             f"{poll_vs_bare:.2f}x", seconds=[r.poll for r in rounds], bare=[r.bare for r in rounds])
@@ -246,7 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--objects", type=int, default=0, help="data objects (default 1000)")
     ap.add_argument("--rows", type=int, default=0, help="rows per object (default 5)")
     ap.add_argument("--repeat", type=int, default=0, help="rounds, alternating which side runs first")
-    ap.add_argument("--receivers", type=int, default=PollerSettings.receivers, help="poller receivers")
+    ap.add_argument("--receivers", type=int, default=Knobs.receivers, help="poller receivers (%(default)s)")
+    ap.add_argument("--max-files", type=int, default=Knobs.max_files,
+                    help="the loader's --max-files (%(default)s): the changelog rows a batch takes, the "
+                         "other format's objects and the artefacts included")
     add_json_flag(ap)
     args = ap.parse_args(argv)
     n, rows, repeat = SIZES["smoke" if args.smoke else "quick" if args.quick else "full"]
@@ -259,10 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Spark {spark.version}, local[2], moto over s3a; {n} objects x {rows} rows, "
               f"{repeat} round(s); "
               f"load avg at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-        one_round(spark, aws, server.endpoint, log, min(n, 10), rows, args.receivers, True)  # warm-up
+        knobs = Knobs(args.receivers, args.max_files)
+        one_round(spark, aws, server.endpoint, log, min(n, 10), rows, knobs, True)  # warm-up
         rounds = []
         for i in range(repeat):
-            rounds.append(one_round(spark, aws, server.endpoint, log, n, rows, args.receivers, i % 2 == 0))
+            rounds.append(one_round(spark, aws, server.endpoint, log, n, rows, knobs, i % 2 == 0))
             print_round(i, rounds[-1], i % 2 == 0)
         summarise(rounds, n, run)
     print(f"load avg at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
