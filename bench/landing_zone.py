@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import loader_common
+from _landing_profile import CountingQueue, RequestLog, Tally, jobs_so_far, spent_lines
 from _source_common import bodies
-from landing_profile import CountingQueue, RequestLog, Tally, jobs_so_far, spent_lines
 from loader_common import loader_config, timed
 from loader_profile import step_timer
 from poller import bare_loop, send_all
