@@ -28,13 +28,13 @@ from lakeinlet.spark import SparkSection, get_session  # noqa: E402
 
 
 @contextmanager
-def stack(every: bool = False) -> Iterator[tuple[MotoServer, AwsSection, Any]]:
+def stack(every: bool = False, log: str | None = None) -> Iterator[tuple[MotoServer, AwsSection, Any]]:
     """A moto server, its AwsSection and a Spark session wired to it (s3a; `every`: able to
-    write every target format, as the tests' session)."""
+    write every target format, as the tests' session; `log`: the server's access log file)."""
     for k, v in TEST_CREDENTIALS.items():
         os.environ[k] = v
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    with MotoServer() as server:
+    with MotoServer(log=log) as server:
         aws = AwsSection(endpoint_url=server.endpoint)
         jars = os.environ.get("LAKEINLET_JARS") or str(ROOT / ".jars")
         needs = every_format() if every else SparkNeeds()

@@ -27,6 +27,7 @@ TINY: dict[str, list[str]] = {
     "loader_large.py": ["--objects", "1", "--gb", "0.0001"],
     "loader_listing.py": ["--sizes", "3", "--new", "2"],
     "compaction.py": ["--batches", "2", "--objects", "2", "--rows", "10", "--repeat", "1"],
+    "landing_zone.py": ["--smoke"],
     "lineage_rows.py": ["--files", "1", "--rows", "100", "--rounds", "1"],
     "poller.py": ["--smoke", "--skip-localstack"],
     "readme_flow.py": ["--messages", "2", "--repeat", "1"],
@@ -56,7 +57,7 @@ class SharedStack:
         self._parts: Any = None
 
     @contextlib.contextmanager
-    def __call__(self, every: bool = False) -> Iterator[Any]:
+    def __call__(self, every: bool = False, log: str | None = None) -> Iterator[Any]:
         if self._parts is None:
             self._parts = self._open.enter_context(_stack(every=True))
         yield self._parts

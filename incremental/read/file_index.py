@@ -1,7 +1,7 @@
-"""Fast path (switch `file-index`): a Parquet read planned from the objects' file statuses (those of
-the check before the read, else fetched) handed to Spark's file index through its JVM classes; the
-plain path is Spark's own planning (`reader.SparkReader._load`). A Spark line without the JVM
-classes or methods a step calls takes the plain path for the process, with one warning."""
+"""Fast path (switch `file-index`): a Parquet or JSON read planned from the objects' file statuses
+(Parquet: those of the check before the read, else fetched) handed to Spark's file index through its
+JVM classes; the plain path is Spark's own planning (`reader.SparkReader._load`). A Spark line without
+the JVM classes or methods a step calls takes the plain path for the process, with one warning."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ LINKAGE = frozenset(f"java.lang.{name}" for name in (
     "ClassNotFoundException", "NoClassDefFoundError", "NoSuchMethodError", "NoSuchFieldError",
     "AbstractMethodError", "IncompatibleClassChangeError"))
 """Java errors that say the classes on the classpath are not the ones the fast path was written for."""
+FILE_FORMATS = {"parquet": "parquet.ParquetFileFormat", "json": "json.JsonFileFormat"}
+"""Source format → its Spark `FileFormat` class (under `execution.datasources`): the formats planned here."""
 log = logging.getLogger(__name__)
 _lacking: dict[str, str] = {}
 """Step (`read`, `plan`) → why this process's Spark cannot take it; such a step takes the plain path."""
@@ -70,7 +72,7 @@ def fell_back(step: str, exc: BaseException) -> None:
 
 def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], options: Mapping[str, str],
                  schema: T.StructType, objs: Sequence[PlannedObject],
-                 heads: Mapping[tuple[str, str], ObjectHead] | None = None) -> Loaded:
+                 heads: Mapping[tuple[str, str], ObjectHead] | None = None, fmt: str = "parquet") -> Loaded:
     """The read planned from the objects' file statuses, handed to Spark's file index, which then
     lists nothing (Spark's own planning checks each path, then lists them one by one on the
     driver). An object with a head (`heads`: the check before the read, a HEAD or the ranged GET
@@ -78,7 +80,10 @@ def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], optio
     then held to that check's answer (rows against its footer, lineage with its etag). Any other
     object gets one getFileStatus (`STATUS_THREADS` at a time), taken at planning time as Spark's
     would be, and one not found is set aside as missing, as Spark's planning would. The value
-    holds each planned file's size and mtime as the plan holds them (`Loaded.planned`)."""
+    holds each planned file's size and mtime as the plan holds them (`Loaded.planned`). `fmt`: a
+    key of FILE_FORMATS; a JSON object's status is always fetched, never built from its head: no
+    footer holds a text object's bytes to the check's answer, and a status fetched at planning is
+    what Spark's own planning would hold it to."""
     jvm, js = lakejvm.of(spark), lakejvm.session(spark)
     ds = jvm.org.apache.spark.sql.execution.datasources
     scala_options = jvm.PythonUtils.toScalaMap(options)
@@ -86,7 +91,7 @@ def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], optio
     cache = ds.FileStatusCache.getOrCreate(js)
     fs_api = jvm.org.apache.hadoop.fs
     status_class = jvm.java.lang.Class.forName("org.apache.hadoop.fs.FileStatus")
-    heads = heads or {}
+    heads = heads if heads is not None and fmt == "parquet" else {}
     planned: Planned = {}
 
     def status(o: PlannedObject) -> Any:
@@ -125,8 +130,10 @@ def indexed_read(spark: SparkSession, uri: Callable[[PlannedObject], str], optio
                                      jvm.scala.Option.apply(empty), none)
     finally:
         cache.invalidateAll()
-    relation = ds.HadoopFsRelation(index, empty.partitionColumns(), jschema, none,
-                                   ds.parquet.ParquetFileFormat(), scala_options, js)
+    package, _, name = FILE_FORMATS[fmt].partition(".")
+    file_format = getattr(getattr(ds, package), name)()
+    relation = ds.HadoopFsRelation(index, empty.partitionColumns(), jschema, none, file_format,
+                                   scala_options, js)
     return Loaded(DataFrame(js.baseRelationToDataFrame(relation), spark), left, failed, planned)
 
 

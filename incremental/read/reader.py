@@ -230,11 +230,11 @@ class SparkReader:
         """The bulk read; Spark checks that every path exists when planning the read, so an
         object deleted since the HEAD is set aside as missing and the read is planned again (any
         other object that breaks the planning is found and set aside: `paths.unplannable`).
-        Parquet with a schema is planned from file statuses built from `heads` or fetched in
-        parallel (`_indexed`, whose value holds them)."""
+        Parquet or JSON with a schema is planned from file statuses built from `heads` or fetched
+        in parallel (`_indexed`, whose value holds them)."""
         left: list[PlannedObject] = list(objs)
         failed: Failed = {}
-        if left and self.settings.source_format == "parquet" and self.schema is not None \
+        if left and self.settings.source_format in file_index.FILE_FORMATS and self.schema is not None \
                 and fast_paths.enabled("file-index") and file_index.usable("read"):
             try:
                 return self._indexed(left, heads)
@@ -271,7 +271,8 @@ class SparkReader:
                  ) -> Loaded:
         options, schema = self._options(strict=False, merge=False)
         assert schema is not None
-        return file_index.indexed_read(self.spark, self.uri, options, schema, objs, heads)
+        return file_index.indexed_read(self.spark, self.uri, options, schema, objs, heads,
+                                       self.settings.source_format)
 
     def _with_lineage(self, raw: DataFrame, objs: Sequence[PlannedObject], batch_id: str,
                       rows: int | None = None, seen: Observation | None = None) -> DataFrame:

@@ -143,3 +143,24 @@ def test_the_file_index_fast_path_runs_on_this_spark_line(
     assert path.endswith("/a.parquet") and size == (tmp_path / "a.parquet").stat().st_size
     assert file_index.usable("read") and file_index.usable("plan")
     assert not [r for r in caplog.records if r.getMessage() == "file_index_fallback"]
+
+
+def test_the_file_index_plans_a_json_read_as_spark_reads_it_fetching_every_status(
+        spark: Any, tmp_path: Path) -> None:
+    """JSON lines through the file index: the rows and the malformed line's corrupt record are what
+    `spark.read.json` gives; the status is fetched even with a head (the file's own mtime, not the
+    head's), and a missing object is set aside."""
+    (tmp_path / "a.json").write_text('{"id": 1}\n{"id": 2}\nnot json\n')
+    now = datetime.now(UTC)
+    objs = [PlannedObject("b", key, "e", None, 1, key, now, 0) for key in ("a.json", "gone.json")]
+    heads = {("b", "a.json"): ObjectHead(5, "e", datetime(2026, 1, 2, tzinfo=UTC))}
+    schema = T.StructType([T.StructField("id", T.LongType()), T.StructField("_corrupt", T.StringType())])
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt"}
+    read = file_index.indexed_read(spark, lambda o: f"file:{tmp_path}/{o.key}", options, schema, objs, heads,
+                                   "json")
+    assert read.df is not None and read.objs == objs[:1] and list(read.failed) == [("b", "gone.json")]
+    plain = spark.read.options(**options).schema(schema).json(str(tmp_path / "a.json"))
+    assert sorted(map(tuple, read.df.collect()), key=str) == sorted(map(tuple, plain.collect()), key=str)
+    [(size, mtime)] = read.planned.values()
+    assert (size, mtime) == ((tmp_path / "a.json").stat().st_size,
+                             (tmp_path / "a.json").stat().st_mtime_ns // 1_000_000)
