@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
+from lakeinlet import jvm as lakejvm
 from lakeinlet.events import ObjectEvent
 from tests.data.producers.commit_gate import CommitGate
 from tests.data.producers.corpus import Produced
@@ -38,7 +39,7 @@ def race(spark: Any, s3: Any, bucket: str, gate: CommitGate,
     classic = spark.newSession()  # its own SQL settings, the same SparkContext
     for k, v in CLASSIC.items():
         classic.conf.set(k, v)
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    hadoop = lakejvm.hadoop_conf(spark)
     for option, value in (("endpoint", gate.endpoint), *HELD):
         hadoop.set(f"fs.s3a.bucket.{bucket}.{option}", value)
     jobs = [_Job(classic, bucket, CLASSIC_DEST, 0), _Job(spark, bucket, MAGIC_DEST, 100)]
