@@ -13,7 +13,8 @@ PACKAGE_DIRS = {"lakeinlet": "lakeinlet", "lakeinlet.sources": "sources",
 HARNESS = ("chaos", "tests")
 """Packages that never ship (the fault-injection harness of tests, bench and `make chaos`; the tests)."""
 NEEDS_EXTRA = {"lakeinlet.observe.frames": "notebooks", "lakeinlet.observe.plots": "notebooks",
-               "lakeinlet.observe.targets": "notebooks", "lakeinlet.dev.moto_server": "local"}
+               "lakeinlet.observe.targets": "notebooks", "lakeinlet.observe.pipeline": "notebooks",
+               "lakeinlet.dev.moto_server": "local"}
 """Modules that import a dependency of an extra only (pandas, matplotlib for the notebooks; moto's
 server for the local stack)."""
 
