@@ -62,7 +62,7 @@ def is_tar(first: bytes | None) -> bool:
 
 def verdict(key: str, head: ObjectHead) -> str | None:
     """Why the object cannot be read as its key and bytes stand (None: Spark reads it), with the fix."""
-    first, name = head.first, key.lower()
+    first = head.first
     if is_tar(first):
         return f"the object is a tar archive ('ustar' at byte {TAR_AT}): it holds files, not rows: " \
                "extract them and upload each one"
@@ -74,12 +74,23 @@ def verdict(key: str, head: ObjectHead) -> str | None:
     if not codec.suffixes:
         return f"the object is {codec.name}-compressed ({how}), which Spark cannot read: " \
                f"{codec.why_not}: {FIX}"
-    if not name.endswith(codec.suffixes):
+    if unsuffixed(key, head) is not None:
         return (f"the object is {codec.name}-compressed ({how}) but its key does not end in "
                 f"{' or '.join(codec.suffixes)}, and Spark picks the codec by the key's suffix: "
                 f"copy it to a key ending {codec.suffixes[0]} (Firehose: set the file extension "
                 "format), or upload it uncompressed")
     return None
+
+
+def unsuffixed(key: str, head: ObjectHead | None) -> Codec | None:
+    """The codec Spark would decompress the object's bytes with, when its key lacks the codec's
+    suffix (None: not compressed, not readable by Spark at all, a tar, or the suffix is there)."""
+    if head is None or is_tar(head.first):
+        return None
+    codec = codec_of(head.first, head.content_encoding)
+    if codec is None or not codec.suffixes or key.lower().endswith(codec.suffixes):
+        return None
+    return codec
 
 
 def set_aside(objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead]) -> Failed:

@@ -82,13 +82,19 @@ def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], tabl
                                 f"merged schema); set --schema to read these objects")
         again = reconcile(opener, probes.reread(opener, keep), keep, table)
         return replace(again, failed=failed | again.failed)
-    for f in df.schema.fields:
-        want = current.get(f.name)
-        if want is not None and want != f.dataType:
-            df = df.withColumn(f.name, column_names.col(f.name).cast(want))
+    df = widened(df, current)
     if strict and (new := _new(df, current)):
         raise TerminalError(f"--schema-mode strict: batch brings new columns {sorted(new)}")
     return Loaded(df, list(objs))
+
+
+def widened(df: DataFrame, types: Mapping[str, Any]) -> DataFrame:
+    """`df` with each column `types` holds cast to its type there (the safe widenings its checks allow)."""
+    for f in df.schema.fields:
+        want = types.get(f.name)
+        if want is not None and want != f.dataType:
+            df = df.withColumn(f.name, column_names.col(f.name).cast(want))
+    return df
 
 
 def rescuing(opener: Opener) -> bool:

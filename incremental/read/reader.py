@@ -68,7 +68,7 @@ class SparkReader:
 
     def uri(self, o: PlannedObject) -> str:
         """Where Spark reads the object: its key, or its staged copy (`staging`)."""
-        return self.copies.uris.get((o.bucket, o.key)) or self.source_uri(o)
+        return self._ref_uri((o.bucket, o.key))
 
     def source_uri(self, o: PlannedObject) -> str:
         return f"{self.scheme}://{o.bucket}/{o.key}"

@@ -5,7 +5,7 @@ once its batch is committed or failed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -24,6 +24,7 @@ COPY_MAX = 5 * 1024 ** 3
 STALE = timedelta(days=1)
 """Copies older than this are a crashed run's: deleted by the next batch that stages."""
 THREADS = 8
+DELETE_MAX = 1000
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Copies:
 
     def unpersist(self) -> None:
         if self.staging is not None and self.uris:
-            self.staging.drop(self.batch_id)
+            self.staging.drop(self.uris.values())
             self.uris = {}
 
 
@@ -87,29 +88,24 @@ class Staging:
             raise
         return answer["CopyObjectResult"]["LastModified"]
 
-    def drop(self, batch_id: str) -> None:
-        """Delete the batch's copies (nothing when it staged none)."""
-        self._delete(lambda key, _when: True, f"{self.prefix}{batch_id}/")
+    def drop(self, uris: Iterable[str]) -> None:
+        """Delete these copies (their URIs: no listing)."""
+        self._delete([urlsplit(u).path.lstrip("/") for u in uris])
 
     def _drop_stale(self) -> None:
         cutoff = datetime.now(UTC) - STALE
-        self._delete(lambda _key, when: when < cutoff, self.prefix)
-
-    def _delete(self, doomed: Callable[[str, datetime], bool], prefix: str) -> None:
-        pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+        pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix)
         for page in pages:
-            keys = [{"Key": c["Key"]} for c in page.get("Contents", [])
-                    if doomed(c["Key"], c["LastModified"])]
-            if keys:
-                self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True})
+            self._delete([c["Key"] for c in page.get("Contents", []) if c["LastModified"] < cutoff])
+
+    def _delete(self, keys: list[str]) -> None:
+        for start in range(0, len(keys), DELETE_MAX):  # DeleteObjects takes 1,000 keys a call
+            chunk = [{"Key": k} for k in keys[start:start + DELETE_MAX]]
+            self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": chunk, "Quiet": True})
 
 
 def stage_suffix(key: str, head: ObjectHead | None) -> str | None:
     """The suffix under which Spark decompresses the object's bytes, when its key lacks it
     (None: nothing to stage)."""
-    if head is None or codecs.is_tar(head.first):
-        return None
-    codec = codecs.codec_of(head.first, head.content_encoding)
-    if codec is None or not codec.suffixes or key.lower().endswith(codec.suffixes):
-        return None
-    return codec.suffixes[0]
+    codec = codecs.unsuffixed(key, head)
+    return None if codec is None else codec.suffixes[0]

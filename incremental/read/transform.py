@@ -14,13 +14,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from lakeinlet import column_names
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.incremental.model import PlannedObject, Ref
 from lakeinlet.incremental.ports import ObjectHead, ReadBatch
 from lakeinlet.incremental.read import checks, lineage
 from lakeinlet.incremental.read.causes import root_cause
-from lakeinlet.incremental.read.conflicts import table_types
+from lakeinlet.incremental.read.conflicts import table_types, widened
+from lakeinlet.incremental.read.explicit_schema import parse_schema
 from lakeinlet.incremental.read.key_values import wanted
 from lakeinlet.incremental.settings import ReadSection
 from lakeinlet.incremental.transform_settings import VIEW, Transform
@@ -123,10 +123,7 @@ def conformed(out: DataFrame, table: Any | None) -> DataFrame:
     if bad := checks.conflicts({f.name: f.dataType for f in out.schema.fields}, have, "in the table"):
         raise Refused("its column " + "; column ".join(bad).replace(" in the object", " in its rows")
                       + ": cast it in the transform")
-    for f in out.schema.fields:
-        if (want := have.get(f.name)) is not None and want != f.dataType:
-            out = out.withColumn(f.name, column_names.col(f.name).cast(want))
-    return out
+    return widened(out, have)
 
 
 def counted(out: DataFrame, objs: Sequence[PlannedObject]) -> dict[Ref, int]:
@@ -203,8 +200,6 @@ def start_problem(spark: SparkSession, step: Transform, read: ReadSection,
 
 def _source_schema(read: ReadSection) -> tuple[T.StructType, bool]:
     """The columns a batch's rows hold before the transform, and whether those are all of them."""
-    from lakeinlet.incremental.read.explicit_schema import parse_schema
-
     given = parse_schema(read.schema)
     if given is None and read.source_format == "text":
         given = T.StructType([T.StructField("value", T.StringType())])
