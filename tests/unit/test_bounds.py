@@ -128,6 +128,7 @@ def test_events_under_the_lakes_own_tables_are_set_aside_without_a_head(tmp_path
            "tables/orders_ledger/_delta_log/0.json": "s3://lake/tables/orders_ledger/",
            "tables/orders_quarantine/part-0.parquet": "s3://lake/tables/orders_quarantine/",
            "tables/orders_ledger_cleanup/part-0.parquet": "s3://lake/tables/orders_ledger_cleanup/",
+           "tables/orders_ledger_staging/b1/000000.gz": "s3://lake/tables/orders_ledger_staging/",
            "archive/land/a.json": "s3://lake/archive/",
            "warehouse/db/t/metadata/v1.json": "s3://lake/warehouse/"}
     good = [("lake", "incoming/a.json"), ("lake", "tables/orders2/a.json"), ("lake", "lakeinlet/changelog")]
