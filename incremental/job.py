@@ -106,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-ALL = ("tables", "routes", "read", "transform", "plan", "run", "cleanup", "hudi", "iceberg", "spark", "aws",
-       "log", "metrics")
+ALL = ("tables", "routes", "read", "transform", "merge", "plan", "run", "cleanup", "hudi", "iceberg", "spark",
+       "aws", "log", "metrics")
 TABLES = ("tables", "routes", "hudi", "iceberg", "aws", "log")
 CLEANUP = ("tables", "routes", "plan", "cleanup", "aws", "log")
 COMMON = ("The other settings ({}) are accepted here too, as flags, LAKEINLET__<SECTION>__<KEY> "

@@ -18,7 +18,7 @@ from lakeinlet.incremental.plan import Filters
 from lakeinlet.incremental.targets import SparkNeeds, spark_needs
 from lakeinlet.incremental.transform_settings import TransformSection
 
-PER_ROUTE = ("tables", "read", "transform", "plan", "run", "hudi", "iceberg")
+PER_ROUTE = ("tables", "read", "transform", "merge", "plan", "run", "hudi", "iceberg")
 """Sections a route may set keys of; the rest (Spark, AWS, logging) is the run's."""
 RUN_WIDE = ("changelog", "spark_scheme", "interval_seconds", "backfill_every", "backfill_bucket",
             "max_batches")
@@ -33,8 +33,8 @@ class RoutesSection:
     routes: str | None = setting(
         None, "TOML file of `[[route]]` tables, each with a `name` and the settings of its table "
         "(`table`, `target_format`, `partition_by`, `source_format`, `schema`, `prefix`, "
-        "`suffix`, `regex`, `transform_sql`, `hudi_record_key`, …: any tables/read/transform/plan/"
-        "run/hudi/iceberg key but the run-wide ones); unset keys take this command's own settings. "
+        "`suffix`, `regex`, `transform_sql`, `merge_key`, …: any tables/read/transform/merge/"
+        "plan/run/hudi/iceberg key but the run-wide ones); unset keys take this command's own settings. "
         "One run reads the changelog once per batch and commits each table in its own transaction.",
         metavar="FILE")
     route_def: tuple[str, ...] = setting(

@@ -9,6 +9,7 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.config import missing, setting
 from lakeinlet.incremental.bounds import VALID_BUCKET
 from lakeinlet.incremental.cleanup import AfterLoad
+from lakeinlet.incremental.merge_settings import MergeSection
 from lakeinlet.incremental.read.formats import FORMATS
 from lakeinlet.incremental.read.formats import problems as format_problems
 from lakeinlet.incremental.registry import check_catalog
@@ -312,6 +313,7 @@ class LoaderConfig:
     tables: TablesSection = field(default_factory=TablesSection)
     read: ReadSection = field(default_factory=ReadSection)
     transform: TransformSection = field(default_factory=TransformSection)
+    merge: MergeSection = field(default_factory=MergeSection)
     plan: PlanSection = field(default_factory=PlanSection)
     run: RunSection = field(default_factory=RunSection)
     cleanup: CleanupSection = field(default_factory=CleanupSection)

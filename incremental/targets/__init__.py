@@ -59,7 +59,7 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> Built:
         from lakeinlet.incremental.targets.delta.target import DeltaTarget
 
         return Built(DeltaTarget(table, aws, t.app_id, t.partition_by, t.spark_scheme, spark,
-                                 t.target_file_bytes))
+                                 t.target_file_bytes, config.merge.spec))
     if t.target_format == "iceberg":
         from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
         from lakeinlet.incremental.targets.iceberg.target import IcebergTarget

@@ -54,14 +54,14 @@ def find_rows(spark: Any, dt: DeltaTable, spark_uri: str, uri: str, partition_by
     if not paths:
         return None
     keep = df.where(df["_path"].isin(sorted(paths))).where(f"NOT ({tc.keys_sql(objs)})").drop("_path")
-    removes = _removes(spark, spark_uri, actions, partition_by, paths)
+    removes = remove_actions(spark, spark_uri, actions, partition_by, paths)
     if len(removes) != len(paths):  # rewriting without removing would duplicate the kept rows
         raise TerminalError(f"{uri}: {len(paths)} files hold rows to delete but "
                             f"{len(removes)} of them match the log's paths (first: {min(paths)})")
     return Found(counts, removes, keep)
 
 
-def _removes(spark: Any, spark_uri: str, actions: list[dict[str, Any]], partition_by: Sequence[str],
+def remove_actions(spark: Any, spark_uri: str, actions: list[dict[str, Any]], partition_by: Sequence[str],
              paths: set[str]) -> list[AddAction | RemoveAction]:
     """RemoveActions of the log's files among `paths` (Spark's `_metadata.file_path` spelling)."""
     now = int(datetime.now(UTC).timestamp() * 1000)

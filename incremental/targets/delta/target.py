@@ -20,6 +20,7 @@ from lakeinlet.aws import AwsSection
 from lakeinlet.changelog.log_store import LogStore, store_for
 from lakeinlet.delta_io import LatestTable
 from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.merge_settings import Merge
 from lakeinlet.incremental.model import (
     REMOVE,
     RESET,
@@ -35,9 +36,11 @@ from lakeinlet.incremental.targets.delta.catalog import DELTA_CATALOG
 from lakeinlet.incremental.targets.delta.files import DataFile, add_action, data_files, vanished
 from lakeinlet.incremental.targets.delta.history import checkpoint_in, commit_of
 from lakeinlet.incremental.targets.delta.maintain import compact_table
+from lakeinlet.incremental.targets.delta.merge import merged
 from lakeinlet.incremental.targets.delta.protocol import list_features
 from lakeinlet.incremental.targets.delta.removal import find_rows
 from lakeinlet.incremental.targets.delta.vacuum import vacuum_table
+from lakeinlet.incremental.targets.merging import Changes, changes
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
 from lakeinlet.storage import TableLocation
@@ -58,6 +61,8 @@ class Staged:
     replace: Sequence[PlannedObject] = ()
     removal: tuple[DeltaTable, list[AddAction | RemoveAction]] | None = None
     meta: dict[str, str] = field(default_factory=dict)
+    changes: Changes | None = None
+    """With --merge-key: the batch's changes, merged into the table's rows by `publish`."""
 
     def discard(self) -> None:
         self.target.discard(self.files)
@@ -80,7 +85,8 @@ class DeltaTarget:
 
     def __init__(self, where: str | TableLocation, aws: AwsSection, app_id: str,
                  partition_by: Sequence[str] = (), spark_scheme: str = "s3a",
-                 spark: Callable[[], Any] | None = None, file_bytes: int = DEFAULT_FILE_BYTES) -> None:
+                 spark: Callable[[], Any] | None = None, file_bytes: int = DEFAULT_FILE_BYTES,
+                 merge: Merge | None = None) -> None:
         self.location = TableLocation.of(where, spark_scheme)
         self.uri, self.spark_uri = self.location.uri, self.location.spark
         self.app_id = app_id
@@ -92,6 +98,9 @@ class DeltaTarget:
         self._spark = spark
         self.file_bytes = file_bytes
         self._seen: Checkpoint | None = None
+        self.merge = merge
+        # a merge writes in `publish`, from rows the reader has checked (no checks riding on the write)
+        self.stages_rows = merge is None
 
     def table(self) -> DeltaTable | None:
         return self._latest.get()
@@ -128,6 +137,10 @@ class DeltaTarget:
         if isinstance(change, Removal):
             return self._stage_removal(change, start, end, batch_id)
         data = change.batch.data
+        if self.merge is not None and data is not None:
+            found = changes(data, self.merge)
+            return Staged(self, found.outcomes(change.outcomes), [], start, end, batch_id,
+                          change.batch.schema, change.replace, changes=found)
         files = [] if data is None else self._write(data, batch_id, source_bytes(change.outcomes))
         return Staged(self, list(change.outcomes), files, start, end, batch_id, change.batch.schema,
                       change.replace)
@@ -149,14 +162,33 @@ class DeltaTarget:
         self._check_files(staged.files)
         removes: list[AddAction | RemoveAction] = []
         files, outcomes = staged.files, staged.outcomes
-        if earlier := tc.replacing(outcomes, staged.replace):
+        if staged.changes is not None:
+            removes, files, outcomes = self._merge(dt, staged)
+        elif earlier := tc.replacing(outcomes, staged.replace):
             counts, removes, kept = self._without(dt, earlier, f"{staged.batch_id}-kept")
             outcomes, files = tc.replaced_outcomes(outcomes, counts), [*files, *kept]
         staged.outcomes = list(outcomes)
         meta = tc.load_meta(self.app_id, staged.batch_id, staged.start, staged.end, outcomes,
                             previous=self._checkpoint(dt).watermark, stamp=self.stamp) | {
             "files": str(len(files)), "bytes": str(sum(f.size for f in files))}
+        if staged.changes is not None and self.merge is not None:
+            meta["merge"] = self.merge.label
         return self._commit(dt, [*removes, *(add_action(f) for f in files)], staged.end, meta)
+
+    def _merge(self, dt: DeltaTable, staged: Staged) -> tuple[
+            list[AddAction | RemoveAction], list[DataFile], list[Outcome]]:
+        """The batch's changes merged into the files holding their keys (and, with a replace, the
+        earlier rows of its objects): those files' RemoveActions and the rewritten files."""
+        assert staged.changes is not None and self.merge is not None
+        if self._spark is None:
+            raise TerminalError("a merge needs Spark (the loader passes its session)")
+        earlier = tc.replacing(staged.outcomes, staged.replace)
+        done = merged(self._spark(), dt, self.spark_uri, self.uri, self.partition_by,
+                      staged.changes.rows, self.merge, earlier)
+        size = source_bytes(staged.outcomes) + done.removed_bytes
+        staged.files = self._write(done.rows, f"{staged.batch_id}-merged", size)
+        outcomes = tc.replaced_outcomes(staged.outcomes, done.replaced) if earlier else staged.outcomes
+        return done.removes, staged.files, outcomes
 
     def _write(self, df: Any, batch_id: str, size: int) -> list[DataFile]:
         """Spark writes the rows (`size` bytes of source data: see `sized`) under `data/<batch id>/`:
