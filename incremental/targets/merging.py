@@ -78,19 +78,22 @@ def changes(df: Any, merge: Merge) -> Changes:
 def newer_rows(table_rows: Any, change_rows: Any, merge: Merge) -> Any:
     """The rows a merge leaves of `table_rows` (rows the table holds) and `change_rows` (one
     change per key, with `DELETE`): per key the one with the greater --order-by (a change on a
-    tie), dropped when it is a delete; table rows with a null key are kept as they are."""
+    tie), dropped when it is a delete. Rows of keys no change carries (a null key too) are kept as
+    they are, as MERGE INTO keeps them: only the changed keys' rows are ranked, so the rest is
+    not shuffled."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    both = (table_rows.withColumn(SOURCE, F.lit(0)).withColumn(DELETE, F.lit(False))
+    keys = F.broadcast(change_rows.select(*merge.keys).distinct())
+    kept = table_rows.join(keys, list(merge.keys), "left_anti")
+    both = (table_rows.join(keys, list(merge.keys), "left_semi").withColumn(SOURCE, F.lit(0))
+            .withColumn(DELETE, F.lit(False))
             .unionByName(change_rows.withColumn(SOURCE, F.lit(1)), allowMissingColumns=True))
-    null_key = F.lit(False)
-    for k in merge.keys:
-        null_key = null_key | F.col(k).isNull()
     order = [F.col(merge.order_by).desc_nulls_last()] if merge.order_by else []
     w = Window.partitionBy(*merge.keys).orderBy(*order, F.col(SOURCE).desc())
-    ranked = both.withColumn(_RANK, F.when(null_key, F.lit(1)).otherwise(F.row_number().over(w)))
-    return ranked.where((F.col(_RANK) == 1) & ~F.col(DELETE)).drop(_RANK, SOURCE, DELETE)
+    ranked = both.withColumn(_RANK, F.row_number().over(w))
+    newest = ranked.where((F.col(_RANK) == 1) & ~F.col(DELETE)).drop(_RANK, SOURCE, DELETE)
+    return kept.unionByName(newest, allowMissingColumns=True)
 
 
 def merge_sql(target: str, source: str, merge: Merge, columns: Sequence[str]) -> str:
