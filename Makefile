@@ -111,6 +111,7 @@ bench: install jars
 	$(BIN)/python bench/lineage_rows.py --quick
 	$(BIN)/python bench/routes.py --quick
 	$(BIN)/python bench/compaction.py --quick
+	$(BIN)/python bench/merge.py --quick
 
 # Every benchmark once on tiny inputs in one process: that each still runs (figures mean nothing);
 # tests/integration/test_bench_smoke.py runs it in `make test`.

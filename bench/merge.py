@@ -48,7 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--changes", type=int, default=10_000, help="changes per batch (default %(default)s)")
     ap.add_argument("--load-objects", type=int, default=10, help="CSV objects of the full load")
     ap.add_argument("--change-objects", type=int, default=10, help="CSV objects per batch of changes")
-    ap.add_argument("--repeat", type=int, default=3,
+    ap.add_argument("--repeat", type=int, default=5,
                     help="batches merged by each side, alternating which runs first (medians printed)")
     ap.add_argument("--formats", default=",".join(formats_on_line()), help="comma-separated target formats")
     ap.add_argument("--warm", type=int, default=1,

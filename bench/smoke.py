@@ -27,6 +27,8 @@ TINY: dict[str, list[str]] = {
     "loader_large.py": ["--objects", "1", "--gb", "0.0001"],
     "loader_listing.py": ["--sizes", "3", "--new", "2"],
     "compaction.py": ["--batches", "2", "--objects", "2", "--rows", "10", "--repeat", "1"],
+    "merge.py": ["--formats", "delta", "--rows", "200", "--changes", "40", "--load-objects", "2",
+                 "--change-objects", "2", "--repeat", "1", "--warm", "0"],
     "landing_zone.py": ["--smoke"],
     "lineage_rows.py": ["--files", "1", "--rows", "100", "--rounds", "1"],
     "poller.py": ["--smoke", "--skip-localstack"],

@@ -11,7 +11,7 @@ from docgen import GENERATED, ROOT
 
 RESULTS = ROOT / "bench" / "results"
 TEMPLATE = Path(__file__).with_name("performance.md")
-SECTIONS = ("Event source", "Loader", "Landing zone")
+SECTIONS = ("Event source", "Loader", "Landing zone", "MERGE")
 HEADER_KEYS = ("benchmark", "command", "section", "machine", "date", "load", "rows")
 
 

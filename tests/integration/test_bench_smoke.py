@@ -12,8 +12,8 @@ import pytest
 
 pytestmark = pytest.mark.integration
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-LIBRARIES = {"_elasticmq.py", "_landing_profile.py", "_localstack.py", "_source_common.py",
-             "loader_common.py", "report.py", "wide_samples.py", "smoke.py"}
+LIBRARIES = {"_dms.py", "_elasticmq.py", "_landing_profile.py", "_localstack.py", "_merge_sides.py",
+             "_source_common.py", "loader_common.py", "report.py", "wide_samples.py", "smoke.py"}
 """Modules the benches import, not benches themselves."""
 
 
