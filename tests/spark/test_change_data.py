@@ -44,6 +44,7 @@ CDC: list[list[Change]] = [
      ("U", 110, 8, "n8b", 81.0), ("I", 100, 8, "n8", 80.0),  # out of order within the file
      ("U", 90, 1, "n1c", 11.0), ("D", 95, 6, "", 0.0)],
     [("U", 85, 1, "n1-late", 12.0),  # a late file: older than the row's change at 90, skipped
+     ("D", 15, 7, "", 0.0),  # a delete older than the row (inserted at 40): skipped too
      ("U", 120, 5, "n5b", 50.0), ("I", 130, 2, "n2-again", 2.0)],  # a deleted key inserted again
 ]
 
