@@ -330,5 +330,5 @@ class LoaderConfig:
             f"--health-seconds ({self.metrics.health_seconds:g}) must exceed --interval-seconds "
             f"({self.run.interval_seconds:g}): an idle loader beats once a drain"]
         if self.tables.table or self.routes.enabled:
-            return slow + self.cleanup.conflicts(self.plan)
+            return slow + self.cleanup.conflicts(self.plan) + self.merge.conflicts(self.hudi)
         return [*slow, missing("--table") + "; or give routes (--routes FILE or --route-def)"]
