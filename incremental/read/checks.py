@@ -13,7 +13,7 @@ what was read (counts, types, first bytes, errors) and returns a verdict; none r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -45,6 +45,8 @@ class Seen:
     """Good rows with U+FFFD in a string column: bytes the reader's charset could not decode."""
     rescued: int = 0
     """Fields of good rows moved to `_rescued_data` (`--on-type-conflict rescue`)."""
+    unhinted: str = ""
+    """Hinted columns whose values did not cast (`--schema-hints`), as the reason names them."""
 
 
 def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> bool:
@@ -195,11 +197,13 @@ def type_conflicts(objs: Sequence[PlannedObject], want: Mapping[str, Any],
     return out
 
 
-def may_hide_conflicts(settings: ReadSection, explicit: Any | None, schema: Any, objs: int) -> bool:
+def may_hide_conflicts(settings: ReadSection, explicit: Any | None, schema: Any, objs: int,
+                       pinned: Collection[str] = ()) -> bool:
     """Whether an inferred text read (no `explicit` schema) of several objects may have merged
     conflicting types into a string column of `schema` (JSON merges a number and a string, or a
-    struct and a number, into a string)."""
+    struct and a number, into a string); a `pinned` column (--schema-hints) is cast, not judged."""
     infers = settings.source_format == "json" or (
         settings.source_format == "csv" and settings.options.get("inferSchema", "").lower() == "true")
     return bool(explicit is None and infers and objs > 1 and any(
-        f.dataType.simpleString() == "string" for f in schema.fields if f.name != "_corrupt_record"))
+        f.dataType.simpleString() == "string" for f in schema.fields
+        if f.name != "_corrupt_record" and f.name not in pinned))

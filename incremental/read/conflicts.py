@@ -14,8 +14,9 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from lakeinlet import column_names
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import PlannedObject, Ref
-from lakeinlet.incremental.read import case_names, checks, probes, rescue
+from lakeinlet.incremental.read import case_names, checks, formats, hinting, probes, rescue
 from lakeinlet.incremental.read.probes import Opener
+from lakeinlet.incremental.read.schema_hints import FLAG, HINTED
 from lakeinlet.incremental.read.verdicts import Failed, Loaded
 
 
@@ -63,6 +64,22 @@ def case_split(opener: Opener, objs: Sequence[PlannedObject], table: Any | None
     return [o for o in objs if (o.bucket, o.key) not in failed], failed
 
 
+def hinted(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
+    """`reconcile` of the read cast to its --schema-hints (`hinting.cast`), typed files whose hinted
+    column holds a type that does not cast safely set aside first (unless rescued); then the
+    hinted columns the batch lacks added (`hinting.with_absent`)."""
+    df = hinting.cast(opener, df)
+    pins = hinting.pinned(opener, df)
+    unsafe = checks.conflicts({f.name: f.dataType for f in df.schema.fields if f.name in pins}, pins, HINTED)
+    if unsafe and not rescuing(opener) and opener.settings.source_format not in formats.TEXT:
+        keep, failed = quarantine(opener, objs, pins, where=HINTED)
+        if not keep or len(keep) < len(objs):
+            again = hinted(opener, probes.reread(opener, keep), keep, table) if keep else Loaded(None, keep)
+            return replace(again, failed=failed | again.failed)
+    done = reconcile(opener, df, objs, table)
+    return replace(done, df=hinting.with_absent(opener, done.df, table))
+
+
 def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
     """Cast safe widenings to the table's types; objects whose types conflict are quarantined
     (the rest is read again without them), or their values rescued (`rescue`); new columns fail
@@ -72,7 +89,7 @@ def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], tabl
     current = table_types(table)
     strict = opener.settings.schema_mode == "strict"
     if rescuing(opener):
-        df = rescue.rescue(df, current, _new(df, current) if strict else ())
+        df = rescue.rescue(df, {**current, **hinting.pinned(opener, df)}, _new(df, current) if strict else ())
     elif found := checks.conflicts({f.name: f.dataType for f in df.schema.fields}, current):
         keep, failed = quarantine(opener, objs, current)
         if not keep:
@@ -104,17 +121,18 @@ def rescuing(opener: Opener) -> bool:
 
 def _new(df: DataFrame, current: Mapping[str, Any]) -> set[str]:
     """The batch's columns the table does not have (its own bookkeeping columns aside)."""
-    return set(df.columns) - set(current) - {"_corrupt_record", rescue.RESCUED, rescue.RESCUED_COUNT}
+    return set(df.columns) - set(current) - {"_corrupt_record", rescue.RESCUED, rescue.RESCUED_COUNT, FLAG}
 
 
 def _first_batch(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject]) -> Loaded:
     """A first batch's inferred text read: the objects that disagree with most are set aside
     (rescued: their values the types most agree on cannot hold go to `_rescued_data`)."""
-    if not checks.may_hide_conflicts(opener.settings, opener.schema, df.schema, len(objs)):
-        return Loaded(rescue.rescue(df, {}) if rescuing(opener) else df, list(objs))
+    pins = hinting.pinned(opener, df)
+    if not checks.may_hide_conflicts(opener.settings, opener.schema, df.schema, len(objs), {*pins, FLAG}):
+        return Loaded(rescue.rescue(df, pins) if rescuing(opener) else df, list(objs))
     if rescuing(opener):
         typed = probes.typed_objects(opener, sorted(objs, key=lambda o: (o.event_time, o.commit_version)))
-        return Loaded(rescue.rescue(df, checks.agreed_types(list(typed.values()))), list(objs))
+        return Loaded(rescue.rescue(df, {**checks.agreed_types(list(typed.values())), **pins}), list(objs))
     keep, failed = first_batch_agreement(opener, objs)
     if len(keep) == len(objs) or not keep:
         return Loaded(df if keep else None, keep, failed)

@@ -34,7 +34,7 @@ def rescue(df: DataFrame, want: Mapping[str, Any], unknown: Collection[str] = ()
         if f.name in unknown or f.name in (RESCUED, RESCUED_COUNT):  # the source's own: kept too
             entries += [F.lit(f.name), _text(c, f.dataType)]
         elif w is not None and not checks.widens(f.dataType, w):
-            cast = _cast(df, f.name, f.dataType, w)
+            cast = try_cast(df, f.name, f.dataType, w)
             entries += [F.lit(f.name), F.when(c.isNotNull() & cast.isNull(), _text(c, f.dataType))]
             cols.append(cast.alias(f.name))
         else:
@@ -46,7 +46,7 @@ def rescue(df: DataFrame, want: Mapping[str, Any], unknown: Collection[str] = ()
     return df.select(*cols, *extra, text.cast("string").alias(RESCUED), count.alias(RESCUED_COUNT))
 
 
-def _cast(df: DataFrame, name: str, found: Any, want: Any) -> Column:
+def try_cast(df: DataFrame, name: str, found: Any, want: Any) -> Column:
     """The column cast to `want` where its value casts, else null (no cast at all: always null)."""
     c = column_names.col(name)
     if isinstance(want, T.StructType | T.ArrayType | T.MapType) and isinstance(found, T.StringType):
