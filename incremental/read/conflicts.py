@@ -15,8 +15,9 @@ from lakeinlet import column_names
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import PlannedObject, Ref
 from lakeinlet.incremental.read import case_names, checks, formats, hinting, probes, rescue
+from lakeinlet.incremental.read.checks import HINTED
 from lakeinlet.incremental.read.probes import Opener
-from lakeinlet.incremental.read.schema_hints import FLAG, HINTED
+from lakeinlet.incremental.read.schema_hints import FLAG
 from lakeinlet.incremental.read.verdicts import Failed, Loaded
 
 
@@ -48,12 +49,24 @@ def first_batch_agreement(opener: Opener, objs: Sequence[PlannedObject]
 def split_conflicting(opener: Opener, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
     """Parquet files of one batch whose types cannot be merged: the table's types win (in a
     first batch, the types most objects agree on: `checks.agreed_types`), the others are
-    quarantined, the rest read again."""
+    quarantined, the rest read again (objects a hint sets aside first: `by_hints`)."""
+    objs, aside = by_hints(opener, objs)
     keep, failed = quarantine(opener, objs, table_types(table)) if table is not None \
         else first_batch_agreement(opener, objs)
+    failed |= aside
     if not keep or len(keep) == len(objs):
         return Loaded(None, keep, failed)
     return Loaded(probes.reread(opener, keep), keep, failed)
+
+
+def by_hints(opener: Opener, objs: Sequence[PlannedObject]) -> tuple[list[PlannedObject], Failed]:
+    """The typed files (Parquet, ORC, Avro) whose hinted columns' types cast to the hints without
+    loss (read alone), and the others; JSON/CSV/XML, and rescued values, are cast value by value."""
+    if not opener.hints or opener.settings.source_format in formats.TEXT or rescuing(opener):
+        return list(objs), {}
+    typed = {(o.bucket, o.key): probes.object_types(opener, o) for o in objs}
+    want = {n: h for t in typed.values() for n in (t or {}) if (h := hinting.hint_for(opener.hints, n))}
+    return quarantine(opener, objs, want, typed, HINTED)
 
 
 def case_split(opener: Opener, objs: Sequence[PlannedObject], table: Any | None
@@ -71,8 +84,8 @@ def hinted(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: 
     df = hinting.cast(opener, df)
     pins = hinting.pinned(opener, df)
     unsafe = checks.conflicts({f.name: f.dataType for f in df.schema.fields if f.name in pins}, pins, HINTED)
-    if unsafe and not rescuing(opener) and opener.settings.source_format not in formats.TEXT:
-        keep, failed = quarantine(opener, objs, pins, where=HINTED)
+    if unsafe:
+        keep, failed = by_hints(opener, objs)
         if not keep or len(keep) < len(objs):
             again = hinted(opener, probes.reread(opener, keep), keep, table) if keep else Loaded(None, keep)
             return replace(again, failed=failed | again.failed)

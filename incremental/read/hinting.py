@@ -29,10 +29,11 @@ def pinned(opener: Any, df: DataFrame) -> dict[str, Any]:
 
 def viewed(opener: Any, types: Mapping[str, Any]) -> dict[str, Any]:
     """One object's own column types as the batch holds them once hinted: a hinted column takes its
-    hint (typed files: where the cast is safe; else it keeps its type, which the checks judge)."""
+    hint (typed files: where the cast loses nothing, `checks.casts_safely`; else it keeps its type,
+    which the checks judge)."""
     inferred = opener.settings.source_format in formats.TEXT
-    return {n: h if (h := hint_for(opener.hints, n)) is not None and (inferred or checks.widens(t, h))
-            else t for n, t in types.items()}
+    return {n: h if (h := hint_for(opener.hints, n)) is not None and (
+        inferred or checks.casts_safely(t, h)) else t for n, t in types.items()}
 
 
 def cast(opener: Any, df: DataFrame) -> DataFrame:
@@ -46,9 +47,9 @@ def cast(opener: Any, df: DataFrame) -> DataFrame:
     flags: list[Column] = []
     for f in df.schema.fields:
         c, h = column_names.col(f.name), hint_for(opener.hints, f.name)
-        if h is None or f.dataType == h or not (by_value or checks.widens(f.dataType, h)):
+        if h is None or f.dataType == h or not (by_value or checks.casts_safely(f.dataType, h)):
             cols.append(c)
-        elif checks.widens(f.dataType, h):
+        elif checks.casts_safely(f.dataType, h):
             cols.append(c.cast(h).alias(f.name))
         else:
             done = rescue.try_cast(df, f.name, f.dataType, h)

@@ -10,10 +10,10 @@ from pyspark.sql import types as T
 
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import SCHEMA_CONFLICT
+from lakeinlet.incremental.read.checks import HINTED
 
 FLAG = "_lakeinlet_unhinted"
 """Per row: the hinted columns whose value did not cast (the reader's own, dropped before the write)."""
-HINTED = "by --schema-hints"
 OWN = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time", "_ingest_batch",
        "_rescued_data", "_corrupt_record")
 EXAMPLE = '"price DECIMAL(10,2), ts TIMESTAMP"'

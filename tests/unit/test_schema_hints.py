@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.incremental import job
-from lakeinlet.incremental.read import hinting, schema_hints
+from lakeinlet.incremental.read import checks, hinting, schema_hints
 from lakeinlet.incremental.read.schema_hints import HintError, parse
 from lakeinlet.incremental.routes import routes_of
 from lakeinlet.incremental.settings import LoaderConfig, ReadSection
@@ -111,3 +111,16 @@ def test_an_object_is_judged_by_its_hinted_types_typed_files_only_where_the_cast
     typed = SimpleNamespace(hints=hints, settings=ReadSection(source_format="parquet"))
     assert hinting.viewed(typed, own) == {"Price": T.StringType(), "n": T.LongType(), "id": T.LongType()}
     assert hinting.hint_for(hints, "PRICE") == T.DecimalType(10, 2) and hinting.hint_for(hints, "id") is None
+
+
+@pytest.mark.parametrize(("found", "hint", "safe"), [
+    (T.IntegerType(), T.LongType(), True), (T.ByteType(), T.IntegerType(), True),
+    (T.LongType(), T.IntegerType(), False), (T.IntegerType(), T.DecimalType(10, 0), True),
+    (T.IntegerType(), T.DecimalType(10, 2), False), (T.LongType(), T.DecimalType(21, 2), True),
+    (T.DecimalType(5, 2), T.DecimalType(10, 2), True), (T.DecimalType(10, 4), T.DecimalType(10, 2), False),
+    (T.DoubleType(), T.DecimalType(10, 2), False), (T.DateType(), T.StringType(), True),
+    (T.StringType(), T.DateType(), False), (T.BinaryType(), T.StringType(), False),
+    (T.ArrayType(T.IntegerType()), T.StringType(), False), (T.FloatType(), T.DoubleType(), True),
+])
+def test_typed_files_are_cast_only_where_no_value_is_lost(found: object, hint: object, safe: bool) -> None:
+    assert checks.casts_safely(found, hint) is safe
