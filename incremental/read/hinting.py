@@ -72,3 +72,15 @@ def with_absent(opener: Any, df: DataFrame | None, table: Any | None) -> DataFra
     added = [F.lit(None).cast(current.get(low, h)).alias(name) for low, (name, h) in opener.hints.items()
              if low not in held and not (strict and low not in current)]
     return df.select("*", *added) if added else df
+
+
+def against_table(hints: Mapping[str, tuple[str, Any]], table: Any | None) -> list[str]:
+    """The hints whose type the table's column cannot take (each batch's objects would be set aside
+    for it): the table's type wins once it holds the column."""
+    held = {f.name.lower(): f for f in from_arrow_schema(table, prefer_timestamp_ntz=True).fields} \
+        if table is not None else {}
+    return [f"--schema-hints {name} {h.simpleString().upper()}: the table holds {f.name} as "
+            f"{f.dataType.simpleString()}, into which a {h.simpleString()} does not load; hint "
+            f"{name} {f.dataType.simpleString().upper()} or drop the hint"
+            for low, (name, h) in hints.items() if (f := held.get(low)) is not None
+            and not checks.widens(h, f.dataType)]

@@ -4,9 +4,11 @@ object is judged by once hinted."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
@@ -16,7 +18,9 @@ from lakeinlet.incremental import job
 from lakeinlet.incremental.read import checks, hinting, schema_hints
 from lakeinlet.incremental.read.schema_hints import HintError, parse
 from lakeinlet.incremental.routes import routes_of
-from lakeinlet.incremental.settings import LoaderConfig, ReadSection
+from lakeinlet.incremental.settings import LoaderConfig, ReadSection, TablesSection
+from lakeinlet.incremental.transform_settings import TransformSection
+from lakeinlet.incremental.wiring import hint_check
 
 pytestmark = pytest.mark.unit
 RUN = ["run", "--changelog", "s3://lake/changelog", "--table", "s3://lake/t", "--source-format", "json"]
@@ -124,3 +128,17 @@ def test_an_object_is_judged_by_its_hinted_types_typed_files_only_where_the_cast
 ])
 def test_typed_files_are_cast_only_where_no_value_is_lost(found: object, hint: object, safe: bool) -> None:
     assert checks.casts_safely(found, hint) is safe
+
+
+def test_a_hint_the_tables_column_cannot_take_is_refused_at_start() -> None:
+    cfg = LoaderConfig(tables=TablesSection(changelog="s3://l/c", table="s3://l/t"),
+                       read=ReadSection(source_format="json", schema_hints="price DECIMAL(10,2), n INT"))
+    table = pa.schema([("Price", pa.string()), ("n", pa.int64()), ("id", pa.int64())])
+    with pytest.raises(ConfigError) as refused:
+        hint_check(cfg, SimpleNamespace(schema=lambda: table))
+    assert refused.value.problems == [  # n INT widens to the table's bigint: cast as today
+        "table s3://l/t: --schema-hints price DECIMAL(10,2): the table holds Price as string, into "
+        "which a decimal(10,2) does not load; hint price STRING or drop the hint"]
+    hint_check(cfg, SimpleNamespace(schema=lambda: None))  # no table yet: the hints make it
+    hint_check(replace(cfg, transform=TransformSection("SELECT * FROM source")),
+               SimpleNamespace(schema=lambda: table))  # the table's columns are the transform's
