@@ -128,11 +128,13 @@ class ReadSection:
         "`price DECIMAL(10,2), ts TIMESTAMP`. JSON, CSV and XML values are cast value by value: a "
         "value that does not cast sets its object aside (`schema_conflict`, naming the column, the "
         "hint and the value's type), or with --on-type-conflict rescue goes to `_rescued_data`. "
-        "Parquet, ORC and Avro columns are cast where the cast is safe (int to bigint, float to "
-        "double, date to timestamp); an object whose column another type holds is set aside (or "
-        "rescued) the same way. A hinted column a batch's files lack is added, null (under "
-        "--schema-mode strict only when the table holds it). Not with --schema (put the type "
-        "there); no nested paths (`a.b`): hint the whole column.", metavar="DDL")
+        "Parquet, ORC and Avro columns are cast where no value can be lost (int to bigint, an "
+        "integer or decimal into a wider decimal, an atomic value to string); an object whose "
+        "column holds another type is set aside (or its values rescued) the same way. A hinted "
+        "column a batch's files lack is added, null (under --schema-mode strict only when the "
+        "table holds it). Refused at start-up: a hint the table's column cannot take, one given "
+        "with --schema (put the type there), nested paths (`a.b`: hint the whole column).",
+        metavar="DDL")
     partition_columns: str = setting(
         "auto", "Partition values in keys as columns: `auto` adds a column per `name=value` folder "
         "below the folder of the --prefix a key is under (`sales/dt=2026-11-27/x.parquet` gives "

@@ -65,7 +65,7 @@ class SparkReader:
         self.staging, self.copies = staging, staging_.Copies()
         self.prefixes = tuple(prefixes)
         self.schema = parse_schema(read.schema)
-        self.hints = schema_hints.parse(read.schema_hints)
+        self.hints: Mapping[str, tuple[str, Any]] = schema_hints.parse(read.schema_hints)
         self.text = read.source_format in formats.TEXT
 
     def uri(self, o: PlannedObject) -> str:
