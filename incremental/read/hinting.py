@@ -57,7 +57,7 @@ def cast(opener: Any, df: DataFrame) -> DataFrame:
             flags.append(F.when(c.isNotNull() & done.isNull(), F.lit(unhinted(f.name, h, f.dataType))))
     if not flags:
         return df.select(*cols)
-    return df.select(*cols, F.coalesce(*flags).alias(FLAG))
+    return df.select(*cols, F.filter(F.array(*flags), lambda x: x.isNotNull()).alias(FLAG))
 
 
 def with_absent(opener: Any, df: DataFrame | None, table: Any | None) -> DataFrame | None:

@@ -45,8 +45,8 @@ def per_object(df: DataFrame, has_corrupt: bool, decoded: Sequence[str] = ()) ->
     bad = F.col("_corrupt_record").isNotNull() if has_corrupt else F.lit(False)
     text = F.concat_ws("", *map(column_names.col, decoded)) if decoded else F.lit("")
     rescued = F.col(RESCUED_COUNT) if RESCUED_COUNT in df.columns else F.lit(0)
-    unhinted = F.array_join(F.array_sort(F.collect_set(FLAG)), "; column ") if FLAG in df.columns \
-        else F.lit("")
+    unhinted = F.array_join(F.array_sort(F.array_distinct(F.flatten(F.collect_set(FLAG)))), "; column ") \
+        if FLAG in df.columns else F.lit("")
     agg = df.groupBy("_source_bucket", "_source_key").agg(
         F.sum(F.when(bad, 0).otherwise(1)).alias("rows"), F.sum(F.when(bad, 1).otherwise(0)).alias("bad"),
         F.max("_lakeinlet_file_size").alias("size"), F.max("_lakeinlet_file_mtime").alias("mtime"),

@@ -19,6 +19,7 @@ RESCUED = "_rescued_data"
 RESCUED_COUNT = "_lakeinlet_rescued"
 """Fields rescued in the row (counted per object for the ledger, dropped before the write)."""
 CORRUPT = "_corrupt_record"
+NESTED = (T.StructType, T.ArrayType, T.MapType)
 
 
 def rescue(df: DataFrame, want: Mapping[str, Any], unknown: Collection[str] = ()) -> DataFrame:
@@ -47,10 +48,15 @@ def rescue(df: DataFrame, want: Mapping[str, Any], unknown: Collection[str] = ()
 
 
 def try_cast(df: DataFrame, name: str, found: Any, want: Any) -> Column:
-    """The column cast to `want` where its value casts, else null (no cast at all: always null)."""
+    """The column cast to `want` where its value casts, else null (no cast at all: always null);
+    text or another nested type into a nested one as JSON."""
     c = column_names.col(name)
-    if isinstance(want, T.StructType | T.ArrayType | T.MapType) and isinstance(found, T.StringType):
-        return F.from_json(c, want.simpleString())
+    if isinstance(want, NESTED) and isinstance(found, (T.StringType, *NESTED)):
+        text = c if isinstance(found, T.StringType) else F.to_json(c)
+        parsed = F.from_json(text, want.simpleString())
+        if isinstance(want, T.StructType):  # Spark 3.5 parses text that is no object as a struct of nulls
+            return F.when(F.from_json(text, "map<string,string>").isNotNull(), parsed)
+        return parsed
     cast = F.expr(f"try_cast({column_names.quoted(name)} AS {want.simpleString()})")
     try:
         df.select(cast).schema  # noqa: B018 - the analysis is the check: Spark may not cast at all

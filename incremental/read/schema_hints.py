@@ -13,7 +13,8 @@ from lakeinlet.incremental.model import SCHEMA_CONFLICT
 from lakeinlet.incremental.read.checks import HINTED
 
 FLAG = "_lakeinlet_unhinted"
-"""Per row: the hinted columns whose value did not cast (the reader's own, dropped before the write)."""
+"""Per row: what each hinted value that did not cast was (`unhinted`; the reader's own column, dropped
+before the write)."""
 OWN = ("_source_bucket", "_source_key", "_source_etag", "_source_event_time", "_ingest_batch",
        "_rescued_data", "_corrupt_record")
 EXAMPLE = '"price DECIMAL(10,2), ts TIMESTAMP"'
