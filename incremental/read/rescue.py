@@ -49,9 +49,11 @@ def rescue(df: DataFrame, want: Mapping[str, Any], unknown: Collection[str] = ()
 
 def try_cast(df: DataFrame, name: str, found: Any, want: Any) -> Column:
     """The column cast to `want` where its value casts, else null (no cast at all: always null);
-    text or another nested type into a nested one as JSON."""
+    text into a nested type, and a struct into a map, as JSON (a struct into another struct is
+    cast, never through JSON, which would drop the fields the other lacks)."""
     c = column_names.col(name)
-    if isinstance(want, NESTED) and isinstance(found, (T.StringType, *NESTED)):
+    if (isinstance(want, NESTED) and isinstance(found, T.StringType)) or \
+            (isinstance(want, T.MapType) and isinstance(found, T.StructType)):
         text = c if isinstance(found, T.StringType) else F.to_json(c)
         parsed = F.from_json(text, want.simpleString())
         if isinstance(want, T.StructType):  # Spark 3.5 parses text that is no object as a struct of nulls
