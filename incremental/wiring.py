@@ -244,7 +244,7 @@ def hint_check(cfg: LoaderConfig, target: Target) -> None:
     columns are then the transform's)."""
     if not cfg.read.schema_hints or cfg.transform.step is not None:
         return
-    from lakeinlet.incremental.read.hinting import against_table
+    from lakeinlet.incremental.read.hint_casts import against_table
     from lakeinlet.incremental.read.schema_hints import parse
 
     if problems := against_table(parse(cfg.read.schema_hints), target.schema()):

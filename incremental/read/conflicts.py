@@ -14,7 +14,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from lakeinlet import column_names
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import PlannedObject, Ref
-from lakeinlet.incremental.read import case_names, checks, formats, hinting, probes, rescue
+from lakeinlet.incremental.read import case_names, checks, formats, hint_casts, probes, rescue
 from lakeinlet.incremental.read.checks import HINTED
 from lakeinlet.incremental.read.probes import Opener
 from lakeinlet.incremental.read.schema_hints import FLAG
@@ -65,7 +65,7 @@ def by_hints(opener: Opener, objs: Sequence[PlannedObject]) -> tuple[list[Planne
     if not opener.hints or opener.settings.source_format in formats.TEXT or rescuing(opener):
         return list(objs), {}
     typed = {(o.bucket, o.key): probes.object_types(opener, o) for o in objs}
-    want = {n: h for t in typed.values() for n in (t or {}) if (h := hinting.hint_for(opener.hints, n))}
+    want = {n: h for t in typed.values() for n in (t or {}) if (h := hint_casts.hint_for(opener.hints, n))}
     return quarantine(opener, objs, want, typed, HINTED)
 
 
@@ -78,11 +78,11 @@ def case_split(opener: Opener, objs: Sequence[PlannedObject], table: Any | None
 
 
 def hinted(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
-    """`reconcile` of the read cast to its --schema-hints (`hinting.cast`), typed files whose hinted
+    """`reconcile` of the read cast to its --schema-hints (`hint_casts.cast`), typed files whose hinted
     column holds a type that does not cast safely set aside first (unless rescued); then the
-    hinted columns the batch lacks added (`hinting.with_absent`)."""
-    df = hinting.cast(opener, df)
-    pins = hinting.pinned(opener, df)
+    hinted columns the batch lacks added (`hint_casts.with_absent`)."""
+    df = hint_casts.cast(opener, df)
+    pins = hint_casts.pinned(opener, df)
     unsafe = checks.conflicts({f.name: f.dataType for f in df.schema.fields if f.name in pins}, pins, HINTED)
     if unsafe:
         keep, failed = by_hints(opener, objs)
@@ -90,7 +90,7 @@ def hinted(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: 
             again = hinted(opener, probes.reread(opener, keep), keep, table) if keep else Loaded(None, keep)
             return replace(again, failed=failed | again.failed)
     done = reconcile(opener, df, objs, table)
-    return replace(done, df=hinting.with_absent(opener, done.df, table))
+    return replace(done, df=hint_casts.with_absent(opener, done.df, table))
 
 
 def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
@@ -102,7 +102,8 @@ def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], tabl
     current = table_types(table)
     strict = opener.settings.schema_mode == "strict"
     if rescuing(opener):
-        df = rescue.rescue(df, {**current, **hinting.pinned(opener, df)}, _new(df, current) if strict else ())
+        want = {**current, **hint_casts.pinned(opener, df)}  # a hint the table refuses stops the start
+        df = rescue.rescue(df, want, _new(df, current) if strict else ())
     elif found := checks.conflicts({f.name: f.dataType for f in df.schema.fields}, current):
         keep, failed = quarantine(opener, objs, current)
         if not keep:
@@ -140,7 +141,7 @@ def _new(df: DataFrame, current: Mapping[str, Any]) -> set[str]:
 def _first_batch(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject]) -> Loaded:
     """A first batch's inferred text read: the objects that disagree with most are set aside
     (rescued: their values the types most agree on cannot hold go to `_rescued_data`)."""
-    pins = hinting.pinned(opener, df)
+    pins = hint_casts.pinned(opener, df)
     if not checks.may_hide_conflicts(opener.settings, opener.schema, df.schema, len(objs), {*pins, FLAG}):
         return Loaded(rescue.rescue(df, pins) if rescuing(opener) else df, list(objs))
     if rescuing(opener):

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from lakeinlet import column_names
 from lakeinlet import jvm as lakejvm
 from lakeinlet.incremental.model import PlannedObject, Ref
-from lakeinlet.incremental.read import hinting
+from lakeinlet.incremental.read import hint_casts
 from lakeinlet.incremental.read.checks import Seen
 from lakeinlet.incremental.read.rescue import RESCUED_COUNT
 from lakeinlet.incremental.read.schema_hints import FLAG
@@ -87,7 +87,7 @@ def spark_footer_rows(opener: Opener, objs: Sequence[PlannedObject]) -> dict[Ref
 def object_types(opener: Opener, o: PlannedObject) -> dict[str, Any] | None:
     """Column → Spark type of one object alone (None when it cannot be read)."""
     try:
-        return hinting.viewed(opener, {f.name: f.dataType for f in
+        return hint_casts.viewed(opener, {f.name: f.dataType for f in
                                        opener.reader().load(opener.load_path(o)).schema.fields})
     except Exception:  # unreadable objects are named by the checks after the read
         return None
@@ -102,4 +102,4 @@ def typed_objects(opener: Opener, objs: Sequence[PlannedObject]) -> dict[Ref, di
 
 def reread(opener: Opener, objs: Sequence[PlannedObject]) -> DataFrame:
     """The batch's read again, over `objs` only (once others were set aside)."""
-    return hinting.cast(opener, opener.reader().load([opener.load_path(o) for o in objs]))
+    return hint_casts.cast(opener, opener.reader().load([opener.load_path(o) for o in objs]))

@@ -15,7 +15,7 @@ from pyspark.sql import types as T
 from lakeinlet.config import resolve
 from lakeinlet.errors import ConfigError, TerminalError
 from lakeinlet.incremental import job
-from lakeinlet.incremental.read import checks, hinting, schema_hints
+from lakeinlet.incremental.read import checks, hint_casts, schema_hints
 from lakeinlet.incremental.read.schema_hints import HintError, parse
 from lakeinlet.incremental.routes import routes_of
 from lakeinlet.incremental.settings import LoaderConfig, ReadSection, TablesSection
@@ -110,11 +110,12 @@ def test_an_object_is_judged_by_its_hinted_types_typed_files_only_where_the_cast
     hints = parse("price DECIMAL(10,2), n BIGINT")
     own = {"Price": T.StringType(), "n": T.IntegerType(), "id": T.LongType()}
     inferred = SimpleNamespace(hints=hints, settings=ReadSection(source_format="json"))
-    assert hinting.viewed(inferred, own) == {
+    assert hint_casts.viewed(inferred, own) == {
         "Price": T.DecimalType(10, 2), "n": T.LongType(), "id": T.LongType()}
     typed = SimpleNamespace(hints=hints, settings=ReadSection(source_format="parquet"))
-    assert hinting.viewed(typed, own) == {"Price": T.StringType(), "n": T.LongType(), "id": T.LongType()}
-    assert hinting.hint_for(hints, "PRICE") == T.DecimalType(10, 2) and hinting.hint_for(hints, "id") is None
+    assert hint_casts.viewed(typed, own) == {"Price": T.StringType(), "n": T.LongType(), "id": T.LongType()}
+    assert hint_casts.hint_for(hints, "PRICE") == T.DecimalType(10, 2)
+    assert hint_casts.hint_for(hints, "id") is None
 
 
 @pytest.mark.parametrize(("found", "hint", "safe"), [
