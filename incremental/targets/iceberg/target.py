@@ -85,6 +85,7 @@ class IcebergTarget:
         self.merge = merge
         # a merge's MERGE INTO reads rows the reader has checked (no checks riding on the write)
         self.stages_rows = merge is None
+        self._accepts_any: bool | None = None  # the table's accept-any-schema, once looked up
         self.file_bytes = file_bytes
         self.uri = catalog.location
         self._spark, self.outcomes, self._sleep = spark, outcomes, sleep
@@ -227,8 +228,12 @@ class IcebergTarget:
     def _schema_mode(self, spark: Any, appending: bool) -> None:
         """Appends add columns by merging the schema on write, which needs the table to accept any
         schema; Spark does not resolve a MERGE into such a table, so a merge adds them by DDL and
-        takes the property off (and an append puts it back)."""
+        takes the property off (and an append puts it back). Looked up once per process: a run
+        either merges or appends."""
+        if self._accepts_any == appending:
+            return
         accepts = self.table().properties.get(ACCEPT_ANY_SCHEMA, "false").lower() == "true"
+        self._accepts_any = appending
         if accepts != appending:
             name = self.catalog.spark_name
             spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('{ACCEPT_ANY_SCHEMA}' = 'true')" if appending
