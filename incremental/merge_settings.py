@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from lakeinlet.config import setting
+from lakeinlet.incremental.targets.hudi.settings import HudiSection
 
 COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -71,3 +72,12 @@ class MergeSection:
         elif order in keys:
             problems.append(f"--order-by {order}: it is a --merge-key column (a key's changes all share it)")
         return problems
+
+    def conflicts(self, hudi: HudiSection) -> list[str]:
+        """Settings that cannot go with a merge: a Hudi record key other than the merge key."""
+        spec = self.spec
+        given = [k.strip() for k in (hudi.hudi_record_key or "").split(",") if k.strip()]
+        if spec is None or not given or tuple(given) == spec.keys:
+            return []
+        return [f"--hudi-record-key {hudi.hudi_record_key} with --merge-key {','.join(spec.keys)}: a merge "
+                "keys the Hudi table by --merge-key (and orders it by --order-by): drop --hudi-record-key"]

@@ -14,6 +14,7 @@ from typing import Any
 from lakeinlet.config import convert, iter_fields, setting
 from lakeinlet.errors import ConfigError
 from lakeinlet.incremental.bounds import knowing
+from lakeinlet.incremental.merge_settings import MergeSection
 from lakeinlet.incremental.plan import Filters
 from lakeinlet.incremental.targets import SparkNeeds, spark_needs
 from lakeinlet.incremental.transform_settings import TransformSection
@@ -121,8 +122,9 @@ def unrouted_config(config: Any) -> Any:
 def _unrouted(config: Any) -> Any:
     t = config.tables
     uri = config.routes.unrouted_table or (t.changelog or "").rstrip("/") + "_unrouted"
-    return dataclasses.replace(config, transform=TransformSection(), tables=dataclasses.replace(
-        t, table=uri, target_format="delta", ledger=None, quarantine=None, partition_by=()))
+    tables = dataclasses.replace(t, table=uri, target_format="delta", ledger=None, quarantine=None,
+                                 partition_by=())
+    return dataclasses.replace(config, transform=TransformSection(), merge=MergeSection(), tables=tables)
 
 
 def session_needs(configs: list[Any]) -> SparkNeeds:

@@ -123,6 +123,18 @@ class ReadSection:
     schema: str | None = setting(
         None, "Explicit schema: a DDL string (`id BIGINT, name STRING`) or a path to a Spark "
         "JSON schema file. Unset: inferred from each batch.", metavar="DDL|FILE")
+    schema_hints: str | None = setting(
+        None, "Types for some columns, the others inferred (Auto Loader's schemaHints), as DDL: "
+        "`price DECIMAL(10,2), ts TIMESTAMP`. JSON, CSV and XML values are cast value by value: a "
+        "value that does not cast sets its object aside (`schema_conflict`, naming the column, the "
+        "hint and the value's type), or with --on-type-conflict rescue goes to `_rescued_data`. "
+        "Parquet, ORC and Avro columns are cast where no value can be lost (int to bigint, an "
+        "integer or decimal into a wider decimal, an atomic value to string); an object whose "
+        "column holds another type is set aside (or its values rescued) the same way. A hinted "
+        "column a batch's files lack is added, null (under --schema-mode strict only when the "
+        "table holds it). Refused at start-up: a hint the table's column cannot take, one given "
+        "with --schema (put the type there), nested paths (`a.b`: hint the whole column).",
+        metavar="DDL")
     partition_columns: str = setting(
         "auto", "Partition values in keys as columns: `auto` adds a column per `name=value` folder "
         "below the folder of the --prefix a key is under (`sales/dt=2026-11-27/x.parquet` gives "
@@ -156,6 +168,10 @@ class ReadSection:
         if re.search(r"[=/]", self.partition_columns):  # a folder (dt=1/) where names are asked
             problems.append("--partition-columns: expected auto, none or column names, found "
                             f"{self.partition_columns!r}")
+        if self.schema_hints:  # Spark's types, read without a session (pyspark only when asked)
+            from lakeinlet.incremental.read.schema_hints import problems as hint_problems
+
+            problems += hint_problems(self.schema_hints, self.schema, self.source_format)
         return problems + format_problems(
             self.source_format, self.options if all("=" in kv for kv in self.read_option) else {},
             _spark_line())
@@ -330,5 +346,5 @@ class LoaderConfig:
             f"--health-seconds ({self.metrics.health_seconds:g}) must exceed --interval-seconds "
             f"({self.run.interval_seconds:g}): an idle loader beats once a drain"]
         if self.tables.table or self.routes.enabled:
-            return slow + self.cleanup.conflicts(self.plan)
+            return slow + self.cleanup.conflicts(self.plan) + self.merge.conflicts(self.hudi)
         return [*slow, missing("--table") + "; or give routes (--routes FILE or --route-def)"]

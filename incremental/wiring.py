@@ -193,6 +193,7 @@ class Parts:
         """
         cfg, t = self.config, self.config.tables
         partition_check(cfg, self.target)
+        hint_check(cfg, self.target)
         if cfg.transform.step is not None:  # a SQL transform is analysed at start-up (Spark starts)
             from lakeinlet.incremental.read.transform import check_at_start
 
@@ -236,6 +237,18 @@ def partition_check(cfg: LoaderConfig, target: Target) -> None:
     if found[0] is not None and (why := missing_partitions(
             t.partition_by, [*found[0], *(c for c in LINEAGE_SCHEMA.names if c not in found[0])], found[1])):
         raise ConfigError([f"table {t.table}: {why}"])
+
+
+def hint_check(cfg: LoaderConfig, target: Target) -> None:
+    """At start-up, --schema-hints against the table's types (not under a transform: the table's
+    columns are then the transform's)."""
+    if not cfg.read.schema_hints or cfg.transform.step is not None:
+        return
+    from lakeinlet.incremental.read.hint_casts import against_table
+    from lakeinlet.incremental.read.schema_hints import parse
+
+    if problems := against_table(parse(cfg.read.schema_hints), target.schema()):
+        raise ConfigError([f"table {cfg.tables.table}: {p}" for p in problems])
 
 
 def build_cleanup(parts: Parts) -> Cleanup | None:

@@ -13,7 +13,8 @@ what was read (counts, types, first bytes, errors) and returns a verdict; none r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,6 +31,15 @@ WIDENING = {("int", "bigint"), ("float", "double"), ("int", "double"), ("bigint"
 HOW_TO_FIX = ("fix the object and upload it again (its new event loads it), or set --schema to cast "
               "and reset the checkpoint; --on-type-conflict fail stops the run instead")
 FIRST_BATCH = "in most objects of the batch that creates the table"
+HINTED = "by --schema-hints"
+"""Where a type comes from when --schema-hints gives it: its objects are judged by `casts_safely`."""
+HINT_FIX = ("write the column with the hinted type (or one that casts to it without loss) and upload "
+            "the object again (its new event loads it), or change the hint; --on-type-conflict rescue "
+            "loads the values that cast")
+INTEGRAL = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
+"""Integer types → the decimal digits their values may need."""
+DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
+TEXTUAL = ("boolean", "float", "double", "date", "timestamp", "timestamp_ntz", *INTEGRAL)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -45,6 +55,8 @@ class Seen:
     """Good rows with U+FFFD in a string column: bytes the reader's charset could not decode."""
     rescued: int = 0
     """Fields of good rows moved to `_rescued_data` (`--on-type-conflict rescue`)."""
+    unhinted: str = ""
+    """Hinted columns whose values did not cast (`--schema-hints`), as the reason names them."""
 
 
 def one_schema(objs: Sequence[PlannedObject], footers: Mapping[Ref, Footer]) -> bool:
@@ -152,12 +164,31 @@ def widens(found: Any, want: Any) -> bool:
     return bool(found == want or (found.simpleString(), want.simpleString()) in WIDENING)
 
 
+def casts_safely(found: Any, want: Any) -> bool:
+    """Whether every value of type `found` casts to `want` without loss (what --schema-hints casts in
+    typed files): a widening, a narrower integer or decimal into a decimal with as many digits on
+    each side of the point, an atomic value into a string."""
+    f, w = found.simpleString(), want.simpleString()
+    if widens(found, want) or (f in INTEGRAL and w in INTEGRAL and INTEGRAL[f] <= INTEGRAL[w]):
+        return True
+    if w == "string":
+        return f in TEXTUAL or DECIMAL.fullmatch(f) is not None
+    if (to := DECIMAL.fullmatch(w)) is None:
+        return False
+    p, s = int(to[1]), int(to[2])
+    if (of := DECIMAL.fullmatch(f)) is not None:
+        return s >= int(of[2]) and p - s >= int(of[1]) - int(of[2])
+    return f in INTEGRAL and p - s >= INTEGRAL[f]
+
+
 def conflicts(found: Mapping[str, Any], want: Mapping[str, Any], where: str = "in the table") -> list[str]:
-    """Columns whose type in `found` cannot be cast safely to the type in `want`."""
+    """Columns whose type in `found` cannot be cast safely to the type in `want` (hinted types:
+    without loss, `casts_safely`)."""
+    fits = casts_safely if where == HINTED else widens
     out = []
     for name, t in found.items():
         w = want.get(name)
-        if w is not None and not widens(t, w):
+        if w is not None and not fits(t, w):
             out.append(f"{name!r} is {w.simpleString()} {where} but {t.simpleString()} in the object")
     return out
 
@@ -188,18 +219,21 @@ def type_conflicts(objs: Sequence[PlannedObject], want: Mapping[str, Any],
         if not (found := conflicts(types, want, where) if types else []):
             continue
         why = f"type conflict: column {'; column '.join(found)} ({uri(o)})"
+        fix = HINT_FIX if where == HINTED else HOW_TO_FIX
         if fail:
-            raise TerminalError(f"{why}. The checkpoint did not move. To go on: {HOW_TO_FIX}, or "
+            raise TerminalError(f"{why}. The checkpoint did not move. To go on: {fix}, or "
                                 "--on-type-conflict quarantine to load the rest")
-        out[(o.bucket, o.key)] = (SCHEMA_CONFLICT, f"{why}. To load it: {HOW_TO_FIX}")
+        out[(o.bucket, o.key)] = (SCHEMA_CONFLICT, f"{why}. To load it: {fix}")
     return out
 
 
-def may_hide_conflicts(settings: ReadSection, explicit: Any | None, schema: Any, objs: int) -> bool:
+def may_hide_conflicts(settings: ReadSection, explicit: Any | None, schema: Any, objs: int,
+                       pinned: Collection[str] = ()) -> bool:
     """Whether an inferred text read (no `explicit` schema) of several objects may have merged
     conflicting types into a string column of `schema` (JSON merges a number and a string, or a
-    struct and a number, into a string)."""
+    struct and a number, into a string); a `pinned` column (--schema-hints) is cast, not judged."""
     infers = settings.source_format == "json" or (
         settings.source_format == "csv" and settings.options.get("inferSchema", "").lower() == "true")
     return bool(explicit is None and infers and objs > 1 and any(
-        f.dataType.simpleString() == "string" for f in schema.fields if f.name != "_corrupt_record"))
+        f.dataType.simpleString() == "string" for f in schema.fields
+        if f.name != "_corrupt_record" and f.name not in pinned))

@@ -14,8 +14,10 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from lakeinlet import column_names
 from lakeinlet.errors import TerminalError
 from lakeinlet.incremental.model import PlannedObject, Ref
-from lakeinlet.incremental.read import case_names, checks, probes, rescue
+from lakeinlet.incremental.read import case_names, checks, formats, hint_casts, probes, rescue
+from lakeinlet.incremental.read.checks import HINTED
 from lakeinlet.incremental.read.probes import Opener
+from lakeinlet.incremental.read.schema_hints import FLAG
 from lakeinlet.incremental.read.verdicts import Failed, Loaded
 
 
@@ -47,12 +49,24 @@ def first_batch_agreement(opener: Opener, objs: Sequence[PlannedObject]
 def split_conflicting(opener: Opener, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
     """Parquet files of one batch whose types cannot be merged: the table's types win (in a
     first batch, the types most objects agree on: `checks.agreed_types`), the others are
-    quarantined, the rest read again."""
+    quarantined, the rest read again (objects a hint sets aside first: `by_hints`)."""
+    objs, aside = by_hints(opener, objs)
     keep, failed = quarantine(opener, objs, table_types(table)) if table is not None \
         else first_batch_agreement(opener, objs)
+    failed |= aside
     if not keep or len(keep) == len(objs):
         return Loaded(None, keep, failed)
     return Loaded(probes.reread(opener, keep), keep, failed)
+
+
+def by_hints(opener: Opener, objs: Sequence[PlannedObject]) -> tuple[list[PlannedObject], Failed]:
+    """The typed files (Parquet, ORC, Avro) whose hinted columns' types cast to the hints without
+    loss (read alone), and the others; JSON/CSV/XML, and rescued values, are cast value by value."""
+    if not opener.hints or opener.settings.source_format in formats.TEXT or rescuing(opener):
+        return list(objs), {}
+    typed = {(o.bucket, o.key): probes.object_types(opener, o) for o in objs}
+    want = {n: h for t in typed.values() for n in (t or {}) if (h := hint_casts.hint_for(opener.hints, n))}
+    return quarantine(opener, objs, want, typed, HINTED)
 
 
 def case_split(opener: Opener, objs: Sequence[PlannedObject], table: Any | None
@@ -61,6 +75,22 @@ def case_split(opener: Opener, objs: Sequence[PlannedObject], table: Any | None
     ordered = sorted(objs, key=lambda o: (o.event_time, o.commit_version))
     failed = case_names.split(ordered, probes.typed_objects(opener, ordered), table, opener.uri)
     return [o for o in objs if (o.bucket, o.key) not in failed], failed
+
+
+def hinted(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
+    """`reconcile` of the read cast to its --schema-hints (`hint_casts.cast`), typed files whose hinted
+    column holds a type that does not cast safely set aside first (unless rescued); then the
+    hinted columns the batch lacks added (`hint_casts.with_absent`)."""
+    df = hint_casts.cast(opener, df)
+    pins = hint_casts.pinned(opener, df)
+    unsafe = checks.conflicts({f.name: f.dataType for f in df.schema.fields if f.name in pins}, pins, HINTED)
+    if unsafe:
+        keep, failed = by_hints(opener, objs)
+        if not keep or len(keep) < len(objs):
+            again = hinted(opener, probes.reread(opener, keep), keep, table) if keep else Loaded(None, keep)
+            return replace(again, failed=failed | again.failed)
+    done = reconcile(opener, df, objs, table)
+    return replace(done, df=hint_casts.with_absent(opener, done.df, table))
 
 
 def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], table: Any | None) -> Loaded:
@@ -72,7 +102,8 @@ def reconcile(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject], tabl
     current = table_types(table)
     strict = opener.settings.schema_mode == "strict"
     if rescuing(opener):
-        df = rescue.rescue(df, current, _new(df, current) if strict else ())
+        want = {**current, **hint_casts.pinned(opener, df)}  # a hint the table refuses stops the start
+        df = rescue.rescue(df, want, _new(df, current) if strict else ())
     elif found := checks.conflicts({f.name: f.dataType for f in df.schema.fields}, current):
         keep, failed = quarantine(opener, objs, current)
         if not keep:
@@ -104,17 +135,18 @@ def rescuing(opener: Opener) -> bool:
 
 def _new(df: DataFrame, current: Mapping[str, Any]) -> set[str]:
     """The batch's columns the table does not have (its own bookkeeping columns aside)."""
-    return set(df.columns) - set(current) - {"_corrupt_record", rescue.RESCUED, rescue.RESCUED_COUNT}
+    return set(df.columns) - set(current) - {"_corrupt_record", rescue.RESCUED, rescue.RESCUED_COUNT, FLAG}
 
 
 def _first_batch(opener: Opener, df: DataFrame, objs: Sequence[PlannedObject]) -> Loaded:
     """A first batch's inferred text read: the objects that disagree with most are set aside
     (rescued: their values the types most agree on cannot hold go to `_rescued_data`)."""
-    if not checks.may_hide_conflicts(opener.settings, opener.schema, df.schema, len(objs)):
-        return Loaded(rescue.rescue(df, {}) if rescuing(opener) else df, list(objs))
+    pins = hint_casts.pinned(opener, df)
+    if not checks.may_hide_conflicts(opener.settings, opener.schema, df.schema, len(objs), {*pins, FLAG}):
+        return Loaded(rescue.rescue(df, pins) if rescuing(opener) else df, list(objs))
     if rescuing(opener):
         typed = probes.typed_objects(opener, sorted(objs, key=lambda o: (o.event_time, o.commit_version)))
-        return Loaded(rescue.rescue(df, checks.agreed_types(list(typed.values()))), list(objs))
+        return Loaded(rescue.rescue(df, {**checks.agreed_types(list(typed.values())), **pins}), list(objs))
     keep, failed = first_batch_agreement(opener, objs)
     if len(keep) == len(objs) or not keep:
         return Loaded(df if keep else None, keep, failed)

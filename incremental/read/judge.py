@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from lakeinlet.incremental.model import FILTERED, PlannedObject, Ref
 from lakeinlet.incremental.ports import Footer, ObjectHead
-from lakeinlet.incremental.read import checks, probes, sniff
+from lakeinlet.incremental.read import checks, probes, schema_hints, sniff
 from lakeinlet.incremental.read.checks import Seen
 from lakeinlet.incremental.read.probes import Opener
 from lakeinlet.incremental.read.verdicts import Failed
@@ -21,6 +21,9 @@ def problems(opener: Opener, objs: Sequence[PlannedObject], seen: Mapping[Ref, S
         ref, s = (o.bucket, o.key), seen.get((o.bucket, o.key))
         if s is not None and (why := checks.changed_since_head(s, heads.get(ref))):
             failed[ref] = (FILTERED, why)
+        elif s is not None and s.unhinted:
+            failed[ref] = schema_hints.verdict(s.unhinted, opener.uri(o),
+                                               opener.settings.on_type_conflict == "fail")
         elif (s is None or not s.rows) and o.size and \
                 (status := no_rows(opener, o, s, getattr(heads.get(ref), "first", None))):
             failed[ref] = status

@@ -4,7 +4,7 @@ return what they read; `checks` judges it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -14,8 +14,10 @@ from pyspark.sql import functions as F
 from lakeinlet import column_names
 from lakeinlet import jvm as lakejvm
 from lakeinlet.incremental.model import PlannedObject, Ref
+from lakeinlet.incremental.read import hint_casts
 from lakeinlet.incremental.read.checks import Seen
 from lakeinlet.incremental.read.rescue import RESCUED_COUNT
+from lakeinlet.incremental.read.schema_hints import FLAG
 from lakeinlet.incremental.settings import ReadSection
 
 
@@ -25,6 +27,7 @@ class Opener(Protocol):
     spark: Any
     settings: ReadSection
     schema: Any
+    hints: Mapping[str, tuple[str, Any]]
 
     @property
     def multiline(self) -> bool: ...
@@ -42,14 +45,16 @@ def per_object(df: DataFrame, has_corrupt: bool, decoded: Sequence[str] = ()) ->
     bad = F.col("_corrupt_record").isNotNull() if has_corrupt else F.lit(False)
     text = F.concat_ws("", *map(column_names.col, decoded)) if decoded else F.lit("")
     rescued = F.col(RESCUED_COUNT) if RESCUED_COUNT in df.columns else F.lit(0)
+    unhinted = F.array_join(F.array_sort(F.array_distinct(F.flatten(F.collect_set(FLAG)))), "; column ") \
+        if FLAG in df.columns else F.lit("")
     agg = df.groupBy("_source_bucket", "_source_key").agg(
         F.sum(F.when(bad, 0).otherwise(1)).alias("rows"), F.sum(F.when(bad, 1).otherwise(0)).alias("bad"),
         F.max("_lakeinlet_file_size").alias("size"), F.max("_lakeinlet_file_mtime").alias("mtime"),
         F.count_if(~bad & text.contains("\ufffd")).alias("replaced"),
-        F.sum(F.when(bad, 0).otherwise(rescued)).alias("rescued"))
+        F.sum(F.when(bad, 0).otherwise(rescued)).alias("rescued"), unhinted.alias("unhinted"))
     return {(r["_source_bucket"], r["_source_key"]): Seen(
-        int(r["rows"]), int(r["bad"]), r["size"], r["mtime"], int(r["replaced"]), int(r["rescued"] or 0))
-        for r in agg.collect()}
+        int(r["rows"]), int(r["bad"]), r["size"], r["mtime"], int(r["replaced"]), int(r["rescued"] or 0),
+        r["unhinted"] or "") for r in agg.collect()}
 
 
 def one_pass_metrics() -> list[Any]:
@@ -82,7 +87,8 @@ def spark_footer_rows(opener: Opener, objs: Sequence[PlannedObject]) -> dict[Ref
 def object_types(opener: Opener, o: PlannedObject) -> dict[str, Any] | None:
     """Column → Spark type of one object alone (None when it cannot be read)."""
     try:
-        return {f.name: f.dataType for f in opener.reader().load(opener.load_path(o)).schema.fields}
+        return hint_casts.viewed(opener, {f.name: f.dataType for f in
+                                       opener.reader().load(opener.load_path(o)).schema.fields})
     except Exception:  # unreadable objects are named by the checks after the read
         return None
 
@@ -96,4 +102,4 @@ def typed_objects(opener: Opener, objs: Sequence[PlannedObject]) -> dict[Ref, di
 
 def reread(opener: Opener, objs: Sequence[PlannedObject]) -> DataFrame:
     """The batch's read again, over `objs` only (once others were set aside)."""
-    return opener.reader().load([opener.load_path(o) for o in objs])
+    return hint_casts.cast(opener, opener.reader().load([opener.load_path(o) for o in objs]))

@@ -34,6 +34,7 @@ from lakeinlet.incremental.read import (
     paths,
     probes,
     rescue,
+    schema_hints,
     sniff,
 )
 from lakeinlet.incremental.read import staging as staging_
@@ -64,6 +65,7 @@ class SparkReader:
         self.staging, self.copies = staging, staging_.Copies()
         self.prefixes = tuple(prefixes)
         self.schema = parse_schema(read.schema)
+        self.hints: Mapping[str, tuple[str, Any]] = schema_hints.parse(read.schema_hints)
         self.text = read.source_format in formats.TEXT
 
     def uri(self, o: PlannedObject) -> str:
@@ -204,13 +206,14 @@ class SparkReader:
                 self, o, None, getattr(heads.get((o.bucket, o.key)), "first", None)))}
             raw = None
         if raw is not None:
-            fixed = conflicts.reconcile(self, raw, objs, table_schema)
+            fixed = conflicts.hinted(self, raw, objs, table_schema)
             raw, objs, failed = fixed.df, fixed.objs, failed | fixed.failed
         return Loaded(raw, objs, failed, loaded.planned), footers
 
     def _decoded(self, raw: DataFrame) -> list[str]:
         """The string columns of a JSON/CSV read: text Spark decoded with the reader's charset."""
-        return [f.name for f in raw.schema.fields if self.text and f.name != CORRUPT_COL
+        own = (CORRUPT_COL, schema_hints.FLAG)
+        return [f.name for f in raw.schema.fields if self.text and f.name not in own
                 and isinstance(f.dataType, T.StringType)]
 
     def _footers(self, objs: Sequence[PlannedObject], heads: Mapping[Ref, ObjectHead]
@@ -301,7 +304,7 @@ class SparkReader:
                     F.col(CORRUPT_COL).isNotNull()).select(
                     *LINEAGE, "_ingest_batch", F.col(CORRUPT_COL).alias("record")), list(bad))
             keep = keep.filter(F.col(CORRUPT_COL).isNull()).drop(CORRUPT_COL)
-        keep = keep.drop(lineage.FILE_SIZE, lineage.FILE_MTIME, rescue.RESCUED_COUNT)
+        keep = keep.drop(lineage.FILE_SIZE, lineage.FILE_MTIME, rescue.RESCUED_COUNT, schema_hints.FLAG)
         if not any(rows.values()):
             df.unpersist()
             return ReadBatch(None, None, rows, bad, failed)

@@ -19,6 +19,7 @@ RESCUED = "_rescued_data"
 RESCUED_COUNT = "_lakeinlet_rescued"
 """Fields rescued in the row (counted per object for the ledger, dropped before the write)."""
 CORRUPT = "_corrupt_record"
+NESTED = (T.StructType, T.ArrayType, T.MapType)
 
 
 def rescue(df: DataFrame, want: Mapping[str, Any], unknown: Collection[str] = ()) -> DataFrame:
@@ -34,7 +35,7 @@ def rescue(df: DataFrame, want: Mapping[str, Any], unknown: Collection[str] = ()
         if f.name in unknown or f.name in (RESCUED, RESCUED_COUNT):  # the source's own: kept too
             entries += [F.lit(f.name), _text(c, f.dataType)]
         elif w is not None and not checks.widens(f.dataType, w):
-            cast = _cast(df, f.name, f.dataType, w)
+            cast = try_cast(df, f.name, f.dataType, w)
             entries += [F.lit(f.name), F.when(c.isNotNull() & cast.isNull(), _text(c, f.dataType))]
             cols.append(cast.alias(f.name))
         else:
@@ -46,11 +47,18 @@ def rescue(df: DataFrame, want: Mapping[str, Any], unknown: Collection[str] = ()
     return df.select(*cols, *extra, text.cast("string").alias(RESCUED), count.alias(RESCUED_COUNT))
 
 
-def _cast(df: DataFrame, name: str, found: Any, want: Any) -> Column:
-    """The column cast to `want` where its value casts, else null (no cast at all: always null)."""
+def try_cast(df: DataFrame, name: str, found: Any, want: Any) -> Column:
+    """The column cast to `want` where its value casts, else null (no cast at all: always null);
+    text into a nested type, and a struct into a map, as JSON (a struct into another struct is
+    cast, never through JSON, which would drop the fields the other lacks)."""
     c = column_names.col(name)
-    if isinstance(want, T.StructType | T.ArrayType | T.MapType) and isinstance(found, T.StringType):
-        return F.from_json(c, want.simpleString())
+    if (isinstance(want, NESTED) and isinstance(found, T.StringType)) or \
+            (isinstance(want, T.MapType) and isinstance(found, T.StructType)):
+        text = c if isinstance(found, T.StringType) else F.to_json(c)
+        parsed = F.from_json(text, want.simpleString())
+        if isinstance(want, T.StructType):  # Spark 3.5 parses text that is no object as a struct of nulls
+            return F.when(F.from_json(text, "map<string,string>").isNotNull(), parsed)
+        return parsed
     cast = F.expr(f"try_cast({column_names.quoted(name)} AS {want.simpleString()})")
     try:
         df.select(cast).schema  # noqa: B018 - the analysis is the check: Spark may not cast at all

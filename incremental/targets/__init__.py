@@ -66,12 +66,12 @@ def build_target(config: LoaderConfig, spark: Callable[[], Any]) -> Built:
 
         return Built(IcebergTarget(catalog_of(config), t.app_id, t.partition_by, spark,
                                    OutcomeFiles(TableLocation.of(t.ledger_uri).sibling("/_pending"), aws),
-                                   file_bytes=t.target_file_bytes))
+                                   file_bytes=t.target_file_bytes, merge=config.merge.spec))
     if t.target_format == "hudi":
         from lakeinlet.incremental.targets.hudi.target import HudiTarget
 
         hudi = HudiTarget(table, aws, t.app_id, t.partition_by, t.spark_scheme, config.hudi, spark,
-                          writer_lease(config))
+                          writer_lease(config), config.merge.spec)
         return Built(hudi, hudi.writing)
     raise ConfigError([f"--target-format {t.target_format}: expected one of {', '.join(FORMATS)}"])
 

@@ -72,7 +72,9 @@ def changes(df: Any, merge: Merge) -> Changes:
     w = Window.partitionBy(*merge.keys).orderBy(*order, F.col(_SEQ).desc())
     newest = (df.where(~null_key).withColumn(_SEQ, F.monotonically_increasing_id())
               .withColumn(_RANK, F.row_number().over(w)).where(F.col(_RANK) == 1).drop(_RANK, _SEQ))
-    return Changes(newest, unkeyed)
+    # computed once: a MERGE reads its source more than once, and a line's place in the read
+    # (the last tie-break) must not change between those reads
+    return Changes(newest.localCheckpoint(eager=True), unkeyed)
 
 
 def newer_rows(table_rows: Any, change_rows: Any, merge: Merge) -> Any:
@@ -99,16 +101,18 @@ def newer_rows(table_rows: Any, change_rows: Any, merge: Merge) -> Any:
 def merge_sql(target: str, source: str, merge: Merge, columns: Sequence[str]) -> str:
     """Spark SQL MERGE of the view `source` (one change per key, with `DELETE`) into `target`
     (`columns`: the target's, which the source has): the newest wins, a tie to the change."""
-    def q(c: str) -> str:
-        return "`" + c.replace("`", "``") + "`"
-
-    on = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in merge.keys)
-    newer = f" AND (t.{q(merge.order_by)} IS NULL OR s.{q(merge.order_by)} >= t.{q(merge.order_by)})" \
-        if merge.order_by else ""
-    sets = ", ".join(f"t.{q(c)} = s.{q(c)}" for c in columns)
-    cols = ", ".join(q(c) for c in columns)
-    vals = ", ".join(f"s.{q(c)}" for c in columns)
+    on = " AND ".join(f"t.{quoted(k)} = s.{quoted(k)}" for k in merge.keys)
+    order = quoted(merge.order_by or "")
+    newer = f" AND (t.{order} IS NULL OR s.{order} >= t.{order})" if merge.order_by else ""
+    sets = ", ".join(f"t.{quoted(c)} = s.{quoted(c)}" for c in columns)
+    cols = ", ".join(quoted(c) for c in columns)
+    vals = ", ".join(f"s.{quoted(c)}" for c in columns)
     return (f"MERGE INTO {target} t USING {source} s ON {on} "
             f"WHEN MATCHED AND s.{DELETE}{newer} THEN DELETE "
             f"WHEN MATCHED AND NOT s.{DELETE}{newer} THEN UPDATE SET {sets} "
             f"WHEN NOT MATCHED AND NOT s.{DELETE} THEN INSERT ({cols}) VALUES ({vals})")
+
+
+def quoted(column: str) -> str:
+    """A column name as Spark SQL quotes it."""
+    return "`" + column.replace("`", "``") + "`"

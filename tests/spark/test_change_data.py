@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from lakeinlet.aws import AwsSection
+from lakeinlet.errors import TerminalError
+from lakeinlet.events import ObjectEvent
 from lakeinlet.incremental.merge_settings import MergeSection
 from tests.spark.loader_helpers import ledger_rows, make_config, new_lake, parts, put, record, target_rows
 from tests.targets import CRASH_POINTS, Crash, crashing
@@ -44,6 +46,7 @@ CDC: list[list[Change]] = [
      ("U", 110, 8, "n8b", 81.0), ("I", 100, 8, "n8", 80.0),  # out of order within the file
      ("U", 90, 1, "n1c", 11.0), ("D", 95, 6, "", 0.0)],
     [("U", 85, 1, "n1-late", 12.0),  # a late file: older than the row's change at 90, skipped
+     ("D", 15, 7, "", 0.0),  # a delete older than the row (inserted at 40): skipped too
      ("U", 120, 5, "n5b", 50.0), ("I", 130, 2, "n2-again", 2.0)],  # a deleted key inserted again
 ]
 
@@ -106,3 +109,37 @@ def test_a_crash_at_every_step_of_a_merge_batch_then_a_rerun_leaves_the_same_tab
         assert table_state(p) == source_state(done), step
     assert {r["key"]: r["status"] for r in ledger_rows(p)} == {
         "dms/LOAD00000001.csv": "loaded", **{f"dms/cdc-{i}.csv": "loaded" for i in range(len(CRASH_POINTS))}}
+
+
+def test_replace_and_remove_rows_beside_a_merge_and_what_a_bad_batch_says(
+        spark: Any, aws: AwsSection, target_format: str) -> None:
+    """A row belongs to the object whose change wrote it last: an overwritten object's earlier rows
+    that its new version does not change again are deleted (replace), a removed object's rows are
+    deleted (remove-rows); a row without a key is left out and said; a --delete-when or key Spark
+    cannot use fails its batch in one line, and the fixed settings load it once."""
+    landing, lake, s3 = new_lake(aws)
+    base = merge_config(aws, lake, target_format, on_overwrite="replace", on_delete="remove-rows")
+    bad = replace(base, merge=replace(base.merge, delete_when="Op = = 'D'"))
+    p = parts(base, spark)
+    record(p.changelog, [put(s3, landing, "full.csv", dms_csv(FULL_LOAD[:3]) + b"I,,,nokey,9.0\n")])
+    with pytest.raises(TerminalError, match="--delete-when \"Op = = 'D'\": Spark cannot run it: ") as failed:
+        parts(bad, spark).loader().drain()
+    assert "\n" not in str(failed.value)
+    missing = replace(base, merge=replace(base.merge, merge_key=("order_id",)))
+    with pytest.raises(TerminalError, match=r"rows have no column order_id \(they have Op, ts, id, name"):
+        parts(missing, spark).loader().drain()
+    assert target_rows(p).num_rows == 0  # nothing committed by the failed batches
+    p.loader().drain()
+    assert table_state(p) == [(1, "n1", 1.0), (2, "n2", 2.0), (3, "n3", 3.0)]
+    assert "1 rows with a null --merge-key column not loaded" in ledger_rows(p)[0]["reason"]
+    record(p.changelog, [put(s3, landing, "cdc.csv", dms_csv([("U", 10, 2, "n2b", 20.0)]))])
+    p.loader().drain()
+    # a new version of full.csv: id 1 changed again, id 3 gone from it (its row deleted), id 2's
+    # row belongs to cdc.csv now and stays
+    record(p.changelog, [put(s3, landing, "full.csv", dms_csv([("I", 20, 1, "n1v2", 1.5)]))])
+    p.loader().drain()
+    assert table_state(p) == [(1, "n1v2", 1.5), (2, "n2b", 20.0)]
+    s3.delete_object(Bucket=landing, Key="cdc.csv")
+    record(p.changelog, [ObjectEvent(landing, "cdc.csv", "ObjectRemoved:Delete", datetime.now(UTC))])
+    p.loader().drain()
+    assert table_state(p) == [(1, "n1v2", 1.5)]

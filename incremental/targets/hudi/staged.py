@@ -52,7 +52,8 @@ class StagesRows:
     before the write. A descriptor, not a property: the target port declares a plain attribute."""
 
     def __get__(self, target: HudiTarget | None, owner: type | None = None) -> bool:
-        return target is not None and one_pass.usable(target._spark())
+        # a merge's rows are changes made of the checked read (no checks riding on the write)
+        return target is not None and target.merge is None and one_pass.usable(target._spark())
 
     def __set__(self, target: HudiTarget, value: bool) -> None:
         raise AttributeError("stages_rows follows what this process's Spark can do")

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from lakeinlet.aws import AwsSection
 from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.merge_settings import Merge
 from lakeinlet.incremental.model import (
     REMOVE,
     RESET,
@@ -26,11 +27,13 @@ from lakeinlet.incremental.ports import CatalogFormat, Compaction, Load, Removal
 from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.hudi import arrow_fallback, catalog, one_pass, timeline
 from lakeinlet.incremental.targets.hudi.answers import no_table
+from lakeinlet.incremental.targets.hudi.changes import as_hudi_changes, keyed_by, merge_options, with_victims
 from lakeinlet.incremental.targets.hudi.lease import Lease, held
 from lakeinlet.incremental.targets.hudi.replacing import REPLACING, rows_of, with_deletions
 from lakeinlet.incremental.targets.hudi.settings import HudiSection
 from lakeinlet.incremental.targets.hudi.staged import Staged, StagesRows
 from lakeinlet.incremental.targets.hudi.write_options import META_COLUMNS, write_options
+from lakeinlet.incremental.targets.merging import changes
 from lakeinlet.incremental.targets.schema import fallback_schema, spark_schema
 from lakeinlet.spark import empty_frame
 from lakeinlet.storage import TableLocation, hudi_rs_options
@@ -54,10 +57,12 @@ class HudiTarget:
     catalog_format: CatalogFormat | None = catalog.HUDI_CATALOG
 
     def __init__(self, where: str | TableLocation, aws: AwsSection, app_id: str, partition_by: Sequence[str],
-                 spark_scheme: str, section: HudiSection, spark: Callable[[], Any], lease: Lease) -> None:
+                 spark_scheme: str, section: HudiSection, spark: Callable[[], Any], lease: Lease,
+                 merge: Merge | None = None) -> None:
         self.location = TableLocation.of(where, spark_scheme).resolved()
         self.uri, self.spark_uri = self.location.uri.rstrip("/"), self.location.spark
-        self.app_id, self.partition_by, self.section = app_id, list(partition_by), section
+        self.app_id, self.partition_by, self.merge = app_id, list(partition_by), merge
+        self.section = keyed_by(section, merge)
         self._spark, self.lease = spark, lease
         self._storage = hudi_rs_options(aws, self.uri)
         self._held = False
@@ -115,6 +120,8 @@ class HudiTarget:
         """
         if isinstance(change, Removal):
             return self._stage_removal(change, start, end, batch_id)
+        if self.merge is not None:
+            return self._stage_merge(change, start, end, batch_id)
         batch, outcomes = change.batch, list(change.outcomes)
         one = batch.verify is not None and batch.data is not None
         data = one_pass.rows(self._spark(), batch.data) if one else batch.data
@@ -134,6 +141,24 @@ class HudiTarget:
         if one and batch.verify is not None:
             self._write_checked(staged, batch.verify, batch.data, sum(batch.rows.values()))
         return staged
+
+    def _stage_merge(self, change: Load, start: Position, end: Position, batch_id: str) -> Staged:
+        """The batch's newest change per key as one upsert (deletes marked), with the deletes of
+        a `replace` object's earlier rows; written by `publish`."""
+        assert self.merge is not None
+        outcomes, data = list(change.outcomes), None
+        if change.batch.data is not None:
+            found = changes(change.batch.data, self.merge)
+            outcomes, data = found.outcomes(outcomes), as_hudi_changes(found.rows)
+        earlier = tc.replacing(outcomes, change.replace) if self.schema() is not None else []
+        if victims := (self._victims(earlier) if earlier else None):
+            rows, counts = victims
+            outcomes = tc.replaced_outcomes(outcomes, counts)
+            data = with_victims(data, rows, self.merge, self.partition_by)
+        meta = tc.load_meta(self.app_id, batch_id, start, end, outcomes,
+                            previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
+        meta["merge"] = self.merge.label
+        return Staged(outcomes, start, meta, data, change.batch.schema, "upsert")
 
     def publish(self, staged: Staged) -> int:
         """Write and commit the staged rows with the checkpoint, in one Hudi commit (a one-pass
@@ -261,7 +286,8 @@ class HudiTarget:
 
     def options(self, operation: str) -> dict[str, str]:
         """The write options: lakeinlet's defaults, partitioning, key, then --hudi-option."""
-        return write_options(self.uri, self.partition_by, self.section, operation)
+        options = write_options(self.uri, self.partition_by, self.section, operation)
+        return options if self.merge is None else merge_options(self.merge) | options
 
     def rows(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The table's rows read by hudi-rs (no Spark; through Spark where hudi-rs cannot read

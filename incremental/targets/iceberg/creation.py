@@ -18,7 +18,8 @@ from lakeinlet.storage import TableLocation
 FOREIGN_WAIT = (0.5, 1.0, 2.0)
 """Pauses before a location's metadata that the catalog does not know is called foreign: a loader
 on the same catalog may be between writing its first metadata.json and registering it."""
-PROPERTIES = {"format-version": "2", "write.spark.accept-any-schema": "true",
+ACCEPT_ANY_SCHEMA = "write.spark.accept-any-schema"
+PROPERTIES = {"format-version": "2", ACCEPT_ANY_SCHEMA: "true",
               "write.metadata.delete-after-commit.enabled": "true",
               "write.metadata.previous-versions-max": "100"}
 

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from lakeinlet.errors import CommitConflict, TerminalError
+from lakeinlet.incremental.merge_settings import Merge
 from lakeinlet.incremental.model import (
     REMOVE,
     RESET,
@@ -28,10 +29,16 @@ from lakeinlet.incremental.targets import commits as tc
 from lakeinlet.incremental.targets.iceberg import branches
 from lakeinlet.incremental.targets.iceberg.answers import concurrency
 from lakeinlet.incremental.targets.iceberg.catalog import IcebergCatalog, check_catalog_placement
-from lakeinlet.incremental.targets.iceberg.creation import create, foreign_or_none, namespace
+from lakeinlet.incremental.targets.iceberg.creation import (
+    ACCEPT_ANY_SCHEMA,
+    create,
+    foreign_or_none,
+    namespace,
+)
 from lakeinlet.incremental.targets.iceberg.engine import commit_properties, orphan_files
 from lakeinlet.incremental.targets.iceberg.history import main_commits
 from lakeinlet.incremental.targets.iceberg.outcome_files import OutcomeFiles
+from lakeinlet.incremental.targets.merging import DELETE, Changes, changes, merge_sql, quoted
 from lakeinlet.incremental.targets.schema import fallback_schema
 from lakeinlet.incremental.targets.sizing import DEFAULT_FILE_BYTES, sized, source_bytes
 from lakeinlet.logs import event
@@ -72,8 +79,13 @@ class IcebergTarget:
 
     def __init__(self, catalog: IcebergCatalog, app_id: str, partition_by: Sequence[str],
                  spark: Callable[[], Any], outcomes: OutcomeFiles,
-                 sleep: Callable[[float], None] = time.sleep, file_bytes: int = DEFAULT_FILE_BYTES) -> None:
+                 sleep: Callable[[float], None] = time.sleep, file_bytes: int = DEFAULT_FILE_BYTES,
+                 merge: Merge | None = None) -> None:
         self.catalog, self.app_id, self.partition_by = catalog, app_id, list(partition_by)
+        self.merge = merge
+        # a merge's MERGE INTO reads rows the reader has checked (no checks riding on the write)
+        self.stages_rows = merge is None
+        self._accepts_any: bool | None = None  # the table's accept-any-schema, once looked up
         self.file_bytes = file_bytes
         self.uri = catalog.location
         self._spark, self.outcomes, self._sleep = spark, outcomes, sleep
@@ -104,6 +116,7 @@ class IcebergTarget:
             CommitConflict: main's checkpoint is no longer `start`.
         """
         found: dict[tuple[str, str], int] = {}
+        merging: Changes | None = None
         if isinstance(change, Removal):
             base = self._base(None, start)
             where = tc.keys_sql(change.objs)
@@ -115,15 +128,20 @@ class IcebergTarget:
         else:
             base = self._base(change.batch.schema, start)
             outcomes, where, data = list(change.outcomes), None, change.batch.data
-            if data is not None:
+            if data is not None and self.merge is not None:
+                merging = changes(data, self.merge)
+                outcomes, data = merging.outcomes(outcomes), None
+            elif data is not None:
                 data = sized(data, source_bytes(outcomes), self.file_bytes, self.partition_by)
             if earlier := tc.replacing(outcomes, change.replace):
                 found = self._counts(base, tc.keys_sql(earlier))
                 outcomes, where = tc.replaced_outcomes(outcomes, found), tc.keys_sql(earlier)
             meta = tc.load_meta(self.app_id, batch_id, start, end, None, covers=outcomes,
                                 previous=tc.newest_watermark(self.commits, self.app_id), stamp=self.stamp)
+            if merging is not None and self.merge is not None:
+                meta["merge"] = self.merge.label
         self.outcomes.put(batch_id, outcomes)
-        self._append_to_branch(base, data, meta, where if found else None)
+        self._append_to_branch(base, data, meta, where if found else None, merging)
         return Staged(list(outcomes), meta)
 
     def publish(self, staged: Staged) -> int:
@@ -188,20 +206,59 @@ class IcebergTarget:
         namespace(spark, self.catalog, self._sleep)
 
     def _append_to_branch(self, base: int, data: Any, meta: dict[str, str],
-                          delete_where: str | None = None) -> None:
-        """Branch at `base`, [delete], append (rows or none) with `meta`; main untouched."""
+                          delete_where: str | None = None, merging: Changes | None = None) -> None:
+        """Branch at `base`, [delete], [merge], append (rows or none) with `meta`; main untouched."""
         spark, name = self.session(), self.catalog.spark_name
         with concurrency(self.uri):
+            if merging is not None or data is not None:
+                self._schema_mode(spark, merging is None)
             empty = self._branch(base).limit(0)
             if delete_where:
                 with commit_properties(spark, {"lakeinlet.operation": "remove-rows-staged"}):
                     spark.sql(f"DELETE FROM {name}.branch_{self.branch} WHERE {delete_where}")
+            if merging is not None:
+                empty = self._merge_into_branch(spark, merging.rows)
             df = data if data is not None else empty
             w = df.writeTo(f"{name}.branch_{self.branch}").option("mergeSchema", "true") \
                 .option("check-ordering", "false")
             for key, value in tc.prefixed(meta).items():
                 w = w.option(f"snapshot-property.{key}", value)
             w.append()
+
+    def _schema_mode(self, spark: Any, appending: bool) -> None:
+        """Appends add columns by merging the schema on write, which needs the table to accept any
+        schema; Spark does not resolve a MERGE into such a table, so a merge adds them by DDL and
+        takes the property off (and an append puts it back). Looked up once per process: a run
+        either merges or appends."""
+        if self._accepts_any == appending:
+            return
+        accepts = self.table().properties.get(ACCEPT_ANY_SCHEMA, "false").lower() == "true"
+        self._accepts_any = appending
+        if accepts != appending:
+            name = self.catalog.spark_name
+            spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('{ACCEPT_ANY_SCHEMA}' = 'true')" if appending
+                      else f"ALTER TABLE {name} UNSET TBLPROPERTIES ('{ACCEPT_ANY_SCHEMA}')")
+
+    def _merge_into_branch(self, spark: Any, rows: Any) -> Any:
+        """MERGE the batch's changes (one per key) into the staging branch, after adding the
+        columns they bring; returns the branch's (empty) rows with its new schema."""
+        assert self.merge is not None
+        name = self.catalog.spark_name
+        target = f"{name}.branch_{self.branch}"
+        plain = rows.drop(DELETE)
+        have = set(spark.table(name).columns)
+        if new := [f for f in plain.schema.fields if f.name not in have]:
+            spark.sql(f"ALTER TABLE {name} ADD COLUMNS ("
+                      + ", ".join(f"{quoted(f.name)} {f.dataType.simpleString()}" for f in new) + ")")
+        columns = [c for c in spark.table(target).columns if c in plain.columns]
+        view = f"lakeinlet_changes_{uuid.uuid4().hex[:12]}"
+        rows.createOrReplaceTempView(view)
+        try:
+            with commit_properties(spark, {"lakeinlet.operation": "merge-staged"}):
+                spark.sql(merge_sql(target, view, self.merge, columns))
+        finally:
+            spark.catalog.dropTempView(view)
+        return spark.table(target).limit(0)
 
     def _fast_forward(self, meta: dict[str, str]) -> int:
         name = self.catalog.spark_name  # qualified: a namespace may share the catalog's name
