@@ -18,8 +18,9 @@ MIX = (("U", 0.7), ("I", 0.2), ("D", 0.1))
 def _csv(rows: list[tuple[str, int, int, str, float]]) -> bytes:
     """A DMS CSV object (`addColumnName=true`, `includeOpForFullLoad=true`, ts in microseconds)."""
     lines = ["Op,ts,id,name,amount"]
-    lines += [f"{op},{(T0 + timedelta(microseconds=us)).strftime('%Y-%m-%d %H:%M:%S.%f')},{key},{name},{amount}"
-              for op, us, key, name, amount in rows]
+    for op, us, key, name, amount in rows:
+        lines.append(f"{op},{(T0 + timedelta(microseconds=us)).strftime('%Y-%m-%d %H:%M:%S.%f')},"
+                     f"{key},{name},{amount}")
     return ("\n".join(lines) + "\n").encode()
 
 

@@ -19,10 +19,9 @@ from lakeinlet.incremental.targets.delta import target as delta_target
 
 HUDI_WRITE = {"hoodie.datasource.write.recordkey.field": "id",
               "hoodie.datasource.write.precombine.field": "ts",
-              "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
-              "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"}
-"""A Hudi upsert by `id` where the greatest `ts` wins, against the table's row too (the default
-payload's rule), and `_hoodie_is_deleted` deletes."""
+              "hoodie.record.merge.mode": "EVENT_TIME_ORDERING"}
+"""A Hudi upsert by `id` where the greatest `ts` wins, against the table's row too (event-time
+ordering), and `_hoodie_is_deleted` deletes."""
 
 
 def checksum(df: Any) -> tuple[int, int]:
@@ -95,8 +94,8 @@ class Hand:
                            f"AS SELECT * FROM {name}")
             return
         s3 = client("s3", self.aws, max_pool_connections=16)
-        keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.lake, Prefix="orders/")
-                for o in page.get("Contents", [])]
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket=self.lake, Prefix="orders/")
+        keys = [o["Key"] for page in pages for o in page.get("Contents", [])]
 
         def copy(key: str) -> None:
             s3.copy_object(Bucket=self.lake, Key="hand/" + key.removeprefix("orders/"),
@@ -123,7 +122,8 @@ class Hand:
         """delta-spark's `DeltaTable.forPath(...).merge(...)`, called on the JVM class the Python
         package wraps: the delta-spark jar is on the session, its Python package is not installed."""
         tables = self.spark._jvm.io.delta.tables.DeltaTable
-        (tables.forPath(self.spark._jsparkSession, self.path).alias("t").merge(changes.alias("s")._jdf, "t.id = s.id")
+        table = tables.forPath(self.spark._jsparkSession, self.path).alias("t")
+        (table.merge(changes.alias("s")._jdf, "t.id = s.id")
          .whenMatched("s.Op = 'D' AND s.ts >= t.ts").delete()
          .whenMatched("s.Op != 'D' AND s.ts >= t.ts").updateAll()
          .whenNotMatched("s.Op != 'D'").insertAll().execute())
@@ -132,8 +132,8 @@ class Hand:
         from pyspark.sql import functions as F
 
         df = with_metadata_lineage(self.spark.read.option("header", "true").schema(SCHEMA).csv(paths))
-        df = _like(df.withColumn("_hoodie_is_deleted", F.col("Op") == "D"), self.table()) \
-            .withColumn("_hoodie_is_deleted", F.col("Op") == "D")
+        # no newest-per-key step: Hudi's upsert combines a key's changes by the ordering field
+        df = _like(df, self.table()).withColumn("_hoodie_is_deleted", F.col("Op") == "D")
         name = self.table_name()
         (df.write.format("hudi").options(**HUDI_WRITE).option("hoodie.table.name", name)
          .option("hoodie.datasource.write.operation", "upsert").mode("append").save(self.path))
@@ -142,7 +142,8 @@ class Hand:
         """The Hudi table's name as its copied properties hold it (a writer must give the same)."""
         s3 = client("s3", self.aws)
         text = s3.get_object(Bucket=self.lake, Key="hand/.hoodie/hoodie.properties")["Body"].read().decode()
-        return next(line.split("=", 1)[1] for line in text.splitlines() if line.startswith("hoodie.table.name="))
+        return next(line.split("=", 1)[1] for line in text.splitlines()
+                    if line.startswith("hoodie.table.name="))
 
 
 @contextmanager

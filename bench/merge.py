@@ -134,8 +134,13 @@ def summary_line(fmt: str, args: argparse.Namespace, rounds: list[Round]) -> tup
                   "rounds": [{"loader_s": r.loader, "hand_s": r.hand, "rows": r.rows} for r in rounds]}
 
 
+def _loads(avg: tuple[float, float, float]) -> str:
+    return " ".join(f"{x:.2f}" for x in avg)
+
+
 HEADER = (f"{'format':<8} {'table rows':>10} {'changes':>8} {'lakeinlet s':>11} {'changes/s':>12} "
-          f"{'hand s':>7} {'changes/s':>10} {'ratio':>7}  {'equal':<6} {'load':>5}   batches (hand / lakeinlet)")
+          f"{'hand s':>7} {'changes/s':>10} {'ratio':>7}  {'equal':<6} {'load':>5}   "
+          "batches (hand / lakeinlet)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     start = os.getloadavg()
     print(f"Spark {pyspark.__version__}; moto over s3a, local[2]; a table of {args.rows:,} rows, batches of "
           f"{args.changes:,} changes in {args.change_objects} DMS CSV objects, {args.repeat} per format; "
-          f"load average at start {' '.join(f'{x:.2f}' for x in start)}", flush=True)
+          f"load average at start {_loads(start)}", flush=True)
     lines = []
     with stack(every=True) as (_, aws, spark), tempfile.TemporaryDirectory() as tmp:
         for fmt in args.formats:
@@ -166,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\nratio: hand-written seconds / lakeinlet seconds (1.0 or more: lakeinlet is as fast); equal: "
           "both tables' row count and checksum match after every batch")
     print(HEADER + "\n" + "\n".join(lines))
-    print(f"load average at start {' '.join(f'{x:.2f}' for x in start)}, at end {' '.join(f'{x:.2f}' for x in end)}")
+    print(f"load average at start {_loads(start)}, at end {_loads(end)}")
     report.write(args.json)
 
 
