@@ -134,6 +134,21 @@ def summary_line(fmt: str, args: argparse.Namespace, rounds: list[Round]) -> tup
                   "rounds": [{"loader_s": r.loader, "hand_s": r.hand, "rows": r.rows} for r in rounds]}
 
 
+def steps_note(figures: dict[str, dict[str, Any]]) -> str:
+    """Where lakeinlet's merge time went per format (medians of the batches' steps): the loader's
+    plan, read (HEAD, read, checks) and commit; within Delta's commit, the changes (the null-key
+    count and the newest change per key), the key semi-join that finds the files to rewrite, and the
+    rewrite (the merged rows written)."""
+    parts = []
+    for what, f in figures.items():
+        steps = f.get("steps", {})
+        text = ", ".join(f"{k} {steps[k]:.2f} s" for k in ("plan", "read", "commit") if k in steps)
+        inner = ", ".join(f"{k} {v:.2f} s" for k, v in steps.items() if k not in ("plan", "read", "commit"))
+        inner = f" (in it {inner})" if inner else ""
+        parts.append(f"{what.split(':')[0]} {f['loader_s']:.2f} s: {text}{inner}")
+    return ("Where lakeinlet's merge time goes (medians): " + "; ".join(parts) + ".") if parts else ""
+
+
 def _loads(avg: tuple[float, float, float]) -> str:
     return " ".join(f"{x:.2f}" for x in avg)
 
@@ -172,6 +187,9 @@ def main(argv: list[str] | None = None) -> None:
           "both tables' row count and checksum match after every batch")
     print(HEADER + "\n" + "\n".join(lines))
     print(f"load average at start {_loads(start)}, at end {_loads(end)}")
+    if note := steps_note(report.figures):
+        print(note)
+        report.note(note)
     report.write(args.json)
 
 
