@@ -44,12 +44,12 @@ def latest(spark: Any, paths: list[str]) -> Any:
     return df.withColumn("_n", F.row_number().over(w)).where("_n = 1").drop("_n")
 
 
-def _like(df: Any, table: Any) -> Any:
-    """`df` with `table`'s columns, in its order (nulls for a column the changes lack)."""
+def _like(df: Any, schema: Any) -> Any:
+    """`df` with the table's columns (`schema`), in its order (nulls for a column the changes lack)."""
     from pyspark.sql import functions as F
 
     return df.select(*(F.col(f.name) if f.name in df.columns else F.lit(None).cast(f.dataType).alias(f.name)
-                       for f in table.schema.fields if not f.name.startswith("_hoodie")))
+                       for f in schema.fields if not f.name.startswith("_hoodie")))
 
 
 @dataclass
@@ -61,6 +61,8 @@ class Hand:
     aws: Any
     lake: str
     parts: Any
+    schema: Any = None
+    """The table's Spark schema, read once after the copy (a job knows its table's columns)."""
 
     @classmethod
     def of(cls, fmt: str, spark: Any, aws: Any, lake: str, parts: Any) -> Hand:
@@ -87,6 +89,10 @@ class Hand:
     def copy(self) -> None:
         """Delta and Hudi: the table's objects copied as they are (their logs name files relative
         to the table); Iceberg (absolute paths in its metadata): a CREATE TABLE AS SELECT."""
+        self._copy()
+        self.schema = self.table().schema
+
+    def _copy(self) -> None:
         if self.fmt == "iceberg":
             self.spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeinlet.bench")
             name = cast(Any, self.parts.target).catalog.spark_name
@@ -108,7 +114,7 @@ class Hand:
         """The MERGE of the change files a user would write for the format."""
         if self.fmt == "hudi":
             return self._hudi(paths)
-        changes = _like(latest(self.spark, paths), self.table())
+        changes = _like(latest(self.spark, paths), self.schema)
         if self.fmt == "delta":
             return self._delta(changes)
         changes.createOrReplaceTempView("hand_changes")
@@ -133,7 +139,7 @@ class Hand:
 
         df = with_metadata_lineage(self.spark.read.option("header", "true").schema(SCHEMA).csv(paths))
         # no newest-per-key step: Hudi's upsert combines a key's changes by the ordering field
-        df = _like(df, self.table()).withColumn("_hoodie_is_deleted", F.col("Op") == "D")
+        df = _like(df, self.schema).withColumn("_hoodie_is_deleted", F.col("Op") == "D")
         name = self.table_name()
         (df.write.format("hudi").options(**HUDI_WRITE).option("hoodie.table.name", name)
          .option("hoodie.datasource.write.operation", "upsert").mode("append").save(self.path))
