@@ -146,7 +146,13 @@ def steps_note(figures: dict[str, dict[str, Any]]) -> str:
         inner = ", ".join(f"{k} {v:.2f} s" for k, v in steps.items() if k not in ("plan", "read", "commit"))
         inner = f" (in it {inner})" if inner else ""
         parts.append(f"{what.split(':')[0]} {f['loader_s']:.2f} s: {text}{inner}")
-    return ("Where lakeinlet's merge time goes (medians): " + "; ".join(parts) + ".") if parts else ""
+    if not parts:
+        return ""
+    batches = "; ".join(f"{what.split(':')[0]} " + ", ".join(f"{r['hand_s'] / r['loader_s']:.2f}x"
+                                                              for r in f["rounds"])
+                        for what, f in figures.items())
+    return (f"Where lakeinlet's merge time goes (medians): {'; '.join(parts)}. "
+            f"Batches (hand / lakeinlet): {batches}.")
 
 
 def _loads(avg: tuple[float, float, float]) -> str:
