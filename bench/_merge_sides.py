@@ -14,6 +14,7 @@ from unittest.mock import patch
 from _dms import COLUMNS, SCHEMA
 from loader_throughput import with_metadata_lineage
 
+from lakeinlet import jvm as lakejvm
 from lakeinlet.aws import client
 from lakeinlet.incremental.targets.delta import target as delta_target
 
@@ -127,9 +128,9 @@ class Hand:
     def _delta(self, changes: Any) -> None:
         """delta-spark's `DeltaTable.forPath(...).merge(...)`, called on the JVM class the Python
         package wraps: the delta-spark jar is on the session, its Python package is not installed."""
-        tables = self.spark._jvm.io.delta.tables.DeltaTable
-        table = tables.forPath(self.spark._jsparkSession, self.path).alias("t")
-        (table.merge(changes.alias("s")._jdf, "t.id = s.id")
+        tables = lakejvm.of(self.spark).io.delta.tables.DeltaTable
+        table = tables.forPath(lakejvm.session(self.spark), self.path).alias("t")
+        (table.merge(lakejvm.frame(changes.alias("s")), "t.id = s.id")
          .whenMatched("s.Op = 'D' AND s.ts >= t.ts").delete()
          .whenMatched("s.Op != 'D' AND s.ts >= t.ts").updateAll()
          .whenNotMatched("s.Op != 'D'").insertAll().execute())
