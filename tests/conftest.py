@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -22,6 +24,22 @@ for _name, _value in TEST_CREDENTIALS.items():
 os.environ.pop("AWS_ENDPOINT_URL", None)
 os.environ.pop("AWS_PROFILE", None)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # Spark binds to loopback only
+SCRATCH_OWNER = "LAKEINLET_TESTS_SCRATCH_OWNER"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every Spark this run starts keeps its scratch (a local session's copies of the jars, hundreds of
+    MB each; shuffle and block files) under one folder the run removes at its end: a driver or worker a
+    test SIGKILLs never removes its own, and a suite leaking them filled the CI machine's disk."""
+    if "SPARK_LOCAL_DIRS" not in os.environ:  # xdist's workers inherit the controller's folder
+        os.environ["SPARK_LOCAL_DIRS"] = tempfile.mkdtemp(prefix="lakeinlet-tests-spark-")
+        os.environ[SCRATCH_OWNER] = str(os.getpid())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if os.environ.get(SCRATCH_OWNER) == str(os.getpid()):
+        shutil.rmtree(os.environ.pop("SPARK_LOCAL_DIRS"), ignore_errors=True)
+        del os.environ[SCRATCH_OWNER]
 
 
 @pytest.fixture(scope="session")

@@ -49,13 +49,17 @@ class Row:
 class Results:
     rows: list[Row] = field(default_factory=list)
     figures: dict[str, float] = field(default_factory=dict)
+    pruned: int = 0
+    """Bytes of executors' fetched files deleted after the tests (`StandaloneCluster.prune`)."""
 
     def table(self) -> list[str]:
         lines = ["| format | scenario | rows expected | rows found | wall time (s) | note |",
                  "| --- | --- | --- | --- | --- | --- |"]
         lines += [f"| {r.target_format} | {r.scenario} | {r.expected} | {r.found} | {r.wall_s:.1f} "
                   f"| {r.note} |" for r in self.rows]
-        return lines + [f"{k}: {v:.1f} s" for k, v in self.figures.items()]
+        return lines + [f"{k}: {v:.1f} s" for k, v in self.figures.items()] + (
+            [f"executors' fetched jars and venvs deleted after their tests: {self.pruned / 2**30:.1f} GiB"]
+            if self.pruned else [])
 
 
 @dataclass
@@ -95,7 +99,7 @@ class Submitter:
 def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Results]:
     found = Results()
     yield found
-    if found.rows or found.figures:
+    if found.rows or found.figures or found.pruned:
         path = tmp_path_factory.getbasetemp() / RESULTS_FILE
         path.write_text("\n".join(found.table()) + "\n")
         add_section("cluster tier: rows and wall times", [*found.table(), f"(written to {path})"])
@@ -111,7 +115,18 @@ def standalone(tmp_path_factory: pytest.TempPathFactory, results: Results) -> It
     finally:
         cluster.stop()
         left = cluster.executors()
+        results.pruned += cluster.prune()
         assert not left, f"executors left running after the cluster stopped: {left}"
+
+
+@pytest.fixture(autouse=True)
+def _prune_executors(request: pytest.FixtureRequest, results: Results) -> Iterator[None]:
+    """After each test on the cluster, its applications' fetched jars and venv go (their logs stay):
+    every executor fetches its own copy, and the tier kept 12 GB of them until the session ended."""
+    yield
+    if "standalone" in request.fixturenames:
+        cluster: StandaloneCluster = request.getfixturevalue("standalone")
+        results.pruned += cluster.prune()
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -112,6 +113,28 @@ class StandaloneCluster:
             if EXECUTOR_CLASS in cmd and cwd.startswith(str(self.root)) and (app_id is None or app_id in cmd):
                 found.append((int(proc.name), cmd))
         return found
+
+    def prune(self, keep: tuple[str, ...] = ("stdout", "stderr")) -> int:
+        """Delete what finished applications' executors fetched (the jars, the venv archive: hundreds
+        of MB an executor), keeping their logs for the tests that read them; return the bytes freed."""
+        try:
+            running = {a.get("id") for a in self.state().get("activeapps", [])}  # type: ignore[attr-defined]
+        except OSError:  # the master is gone: nothing runs
+            running = set()
+        freed = 0
+        for n in range(self.workers):
+            for app in self.work_dir(n).glob("app-*"):
+                if app.name in running:
+                    continue
+                for entry in (e for executor in app.iterdir() if executor.is_dir()
+                              for e in executor.iterdir() if e.name not in keep):
+                    if entry.is_dir() and not entry.is_symlink():
+                        freed += sum(f.lstat().st_size for f in entry.rglob("*"))
+                        shutil.rmtree(entry, ignore_errors=True)
+                    else:
+                        freed += entry.lstat().st_size
+                        entry.unlink(missing_ok=True)
+        return freed
 
     def stop(self) -> None:
         """Kill every daemon's process group (the workers' executors are their children)."""
