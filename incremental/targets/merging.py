@@ -15,7 +15,7 @@ DELETE = "_lakeinlet_delete"
 """The change deletes its key (`--delete-when`); never written to a table."""
 SOURCE = "_lakeinlet_change"
 """1 on a change, 0 on a row the table holds (a tie goes to the change)."""
-_SEQ, _RANK = "_lakeinlet_seq", "_lakeinlet_rank"
+_SEQ, _RANK, _NULL = "_lakeinlet_seq", "_lakeinlet_rank", "_lakeinlet_no_key"
 TIE_BREAK = ("_source_event_time", "_source_key")
 """After --order-by, a key's changes in one batch are ordered by their object's event time and key,
 then by their place in the read (an object's later line wins)."""
@@ -65,16 +65,18 @@ def changes(df: Any, merge: Merge) -> Changes:
     null_key = F.lit(False)
     for k in merge.keys:
         null_key = null_key | F.col(k).isNull()
-    unkeyed = {(r[0], r[1]): int(r[2]) for r in df.where(null_key).groupBy(
-        "_source_bucket", "_source_key").count().collect()} if "_source_key" in df.columns else {}
     order = [F.col(merge.order_by).desc_nulls_last()] if merge.order_by else []
     order += [F.col(c).desc_nulls_last() for c in TIE_BREAK if c in df.columns]
-    w = Window.partitionBy(*merge.keys).orderBy(*order, F.col(_SEQ).desc())
-    newest = (df.where(~null_key).withColumn(_SEQ, F.monotonically_increasing_id())
-              .withColumn(_RANK, F.row_number().over(w)).where(F.col(_RANK) == 1).drop(_RANK, _SEQ))
-    # computed once: a MERGE reads its source more than once, and a line's place in the read
-    # (the last tie-break) must not change between those reads
-    return Changes(newest.localCheckpoint(eager=True), unkeyed)
+    # a row without a key is a group of its own (ranked first, counted below), not one group of them all
+    w = Window.partitionBy(*merge.keys, F.when(F.col(_NULL), F.col(_SEQ))).orderBy(*order, F.col(_SEQ).desc())
+    ranked = (df.withColumn(_NULL, null_key).withColumn(_SEQ, F.monotonically_increasing_id())
+              .withColumn(_RANK, F.row_number().over(w)))
+    # computed once, with one read of the batch's files: a MERGE reads its source more than once,
+    # and a line's place in the read (the last tie-break) must not change between those reads
+    kept = ranked.where(F.col(_RANK) == 1).drop(_RANK, _SEQ).localCheckpoint(eager=True)
+    unkeyed = {(r[0], r[1]): int(r[2]) for r in kept.where(F.col(_NULL)).groupBy(
+        "_source_bucket", "_source_key").count().collect()} if "_source_key" in df.columns else {}
+    return Changes(kept.where(~F.col(_NULL)).drop(_NULL), unkeyed)
 
 
 def newer_rows(table_rows: Any, change_rows: Any, merge: Merge) -> Any:

@@ -250,7 +250,8 @@ class IcebergTarget:
         if new := [f for f in plain.schema.fields if f.name not in have]:
             spark.sql(f"ALTER TABLE {name} ADD COLUMNS ("
                       + ", ".join(f"{quoted(f.name)} {f.dataType.simpleString()}" for f in new) + ")")
-        columns = [c for c in spark.table(target).columns if c in plain.columns]
+        branch = spark.table(target)  # after the DDL: the columns it added
+        columns = [c for c in branch.columns if c in plain.columns]
         view = f"lakeinlet_changes_{uuid.uuid4().hex[:12]}"
         rows.createOrReplaceTempView(view)
         try:
@@ -258,7 +259,7 @@ class IcebergTarget:
                 spark.sql(merge_sql(target, view, self.merge, columns))
         finally:
             spark.catalog.dropTempView(view)
-        return spark.table(target).limit(0)
+        return branch.limit(0)
 
     def _fast_forward(self, meta: dict[str, str]) -> int:
         name = self.catalog.spark_name  # qualified: a namespace may share the catalog's name
